@@ -1,0 +1,42 @@
+import type { LogRecord } from './records.ts';
+import type { SessionInfo } from './types.ts';
+
+/** Folds appended records into the catalog row: the store derives the catalog, it never asks the machine. */
+export function updateCatalogRow(row: SessionInfo | undefined, records: readonly LogRecord[]): SessionInfo {
+  const first = records[0];
+  let next: SessionInfo = row ?? {
+    id: first?.session ?? '',
+    title: '',
+    created: first?.at ?? 0,
+    updated: first?.at ?? 0,
+    status: 'idle',
+    lastSeq: 0,
+    forkedFrom: null,
+  };
+  for (const r of records) {
+    next = { ...next, updated: r.at, lastSeq: r.seq };
+    switch (r.type) {
+      case 'session.created':
+        next.title = r.data.title ?? next.title;
+        next.created = r.at;
+        next.forkedFrom = r.data.forkedFrom ?? null;
+        break;
+      case 'user.message':
+        if (!next.title) {
+          const c = r.data.message.content;
+          const text = typeof c === 'string' ? c : c.map((b) => (b.type === 'text' ? b.text : '')).join(' ');
+          next.title = text.replace(/\s+/g, ' ').trim().slice(0, 80);
+        }
+        break;
+      case 'run.started':
+        next.status = 'running';
+        break;
+      case 'run.ended':
+        next.status = r.data.status;
+        break;
+      default:
+        break;
+    }
+  }
+  return next;
+}

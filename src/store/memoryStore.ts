@@ -1,0 +1,54 @@
+import { updateCatalogRow } from './catalogRow.ts';
+import { catalogSorted } from './catalogSort.ts';
+import { ConcurrencyError, SessionNotFoundError } from './errors.ts';
+import type { LogRecord } from './records.ts';
+import type { AppendOptions, EventStore, ReadRange, SessionInfo } from './types.ts';
+import { checkContiguous, validateRecord } from './validate.ts';
+
+/** In-memory store for tests and benchmarks. Same contract as the file store, nothing durable. */
+export class MemoryEventStore implements EventStore {
+  private readonly streams = new Map<string, LogRecord[]>();
+  private readonly catalog = new Map<string, SessionInfo>();
+  /** Validation on write can be turned off only by benchmarks measuring the machine alone. */
+  constructor(private readonly options: { validate?: boolean } = {}) {}
+
+  async append(
+    session: string,
+    records: readonly LogRecord[],
+    { expectedSeq }: AppendOptions,
+  ): Promise<void> {
+    const stream = this.streams.get(session) ?? [];
+    if (stream.length !== expectedSeq) throw new ConcurrencyError(session, expectedSeq, stream.length);
+    if (records.length === 0) return;
+    const valid =
+      this.options.validate === false ? records : records.map((r) => validateRecord(r, { session }));
+    checkContiguous(session, valid, expectedSeq);
+    for (const r of valid) stream.push(r);
+    this.streams.set(session, stream);
+    this.catalog.set(session, updateCatalogRow(this.catalog.get(session), valid));
+  }
+
+  async *read(session: string, range: ReadRange = {}): AsyncIterable<LogRecord> {
+    const stream = this.streams.get(session);
+    if (!stream) throw new SessionNotFoundError(session);
+    const from = Math.max(1, range.fromSeq ?? 1);
+    const to = Math.min(stream.length, range.toSeq ?? stream.length);
+    for (let seq = from; seq <= to; seq++) yield stream[seq - 1]!;
+  }
+
+  async list(): Promise<SessionInfo[]> {
+    return catalogSorted([...this.catalog.values()]);
+  }
+
+  async lastSeq(session: string): Promise<number> {
+    const stream = this.streams.get(session);
+    if (!stream) throw new SessionNotFoundError(session);
+    return stream.length;
+  }
+
+  async exists(session: string): Promise<boolean> {
+    return this.streams.has(session);
+  }
+
+  async close(): Promise<void> {}
+}

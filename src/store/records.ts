@@ -1,0 +1,184 @@
+import { z } from 'zod';
+import { MessageSchema, UsageSchema } from '../model/messages.ts';
+import { ModelFailureSchema, ModelResponseSchema } from '../model/types.ts';
+
+/**
+ * The log format. One stream per session; every record is `{ v, seq, at, session, run, type, data }`.
+ * Version history (one line each; readers accept every version in SUPPORTED_SCHEMA_VERSIONS):
+ *   1 — first format.
+ */
+export const CURRENT_SCHEMA_VERSION = 1;
+export const SUPPORTED_SCHEMA_VERSIONS: readonly number[] = [1];
+
+export const RunStatusSchema = z.enum(['completed', 'failed', 'aborted']);
+export type RunStatus = z.infer<typeof RunStatusSchema>;
+
+const ToolResultPayloadSchema = z.object({
+  content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]),
+  isError: z.boolean(),
+});
+
+const FileReadFactSchema = z.object({ path: z.string(), sha256: z.string(), mtimeMs: z.number() });
+
+/** Effective settings of a run, recorded so replay re-drives the machine with the same limits. */
+export const RunConfigSchema = z.object({
+  model: z.string(),
+  fallbackModel: z.string().nullable(),
+  maxTurns: z.number().int().positive(),
+  defaultMaxTokens: z.number().int().positive(),
+  escalatedMaxTokens: z.number().int().positive(),
+  maxTokensRecoveries: z.number().int().nonnegative(),
+  maxTransportAttempts: z.number().int().positive(),
+  overloadsBeforeFallback: z.number().int().positive(),
+  contextWindow: z.number().int().positive(),
+  autoCompactThreshold: z.number().int().positive(),
+  autoCompactBreaker: z.number().int().positive(),
+  stopHookBlockCap: z.number().int().positive(),
+  maxBudgetUsd: z.number().positive().nullable(),
+  maxBudgetTokens: z.number().int().positive().nullable(),
+  system: z.string().optional(),
+});
+export type RunConfig = z.infer<typeof RunConfigSchema>;
+
+export const MessageOriginSchema = z.enum([
+  'user',
+  'assistant',
+  'tool_results',
+  'max_tokens_continue',
+  'stop_hook_feedback',
+  'budget_continue',
+  'max_turns_marker',
+  'interrupted',
+]);
+export type MessageOrigin = z.infer<typeof MessageOriginSchema>;
+
+const ModelPurposeSchema = z.enum(['turn', 'compaction']);
+
+export const RecordDataSchemas = {
+  'session.created': z.object({
+    title: z.string().optional(),
+    cwd: z.string().optional(),
+    forkedFrom: z.object({ session: z.string(), seq: z.number().int().nonnegative() }).optional(),
+  }),
+  'run.started': z.object({
+    config: RunConfigSchema,
+    resumedFrom: z.string().optional(),
+    autoCompactFailures: z.number().int().nonnegative(),
+  }),
+  'user.message': z.object({ message: MessageSchema }),
+  'message.appended': z.object({ message: MessageSchema, origin: MessageOriginSchema }),
+  'model.requested': z.object({
+    purpose: ModelPurposeSchema,
+    model: z.string(),
+    maxTokens: z.number().int().positive(),
+    messageCount: z.number().int().nonnegative(),
+    attempt: z.number().int().positive(),
+  }),
+  'model.responded': z.object({ purpose: ModelPurposeSchema, response: ModelResponseSchema }),
+  'model.failed': z.object({ purpose: ModelPurposeSchema, failure: ModelFailureSchema }),
+  'backoff.scheduled': z.object({
+    attempt: z.number().int().positive(),
+    delayMs: z.number().nonnegative(),
+    retryAfterMs: z.number().nonnegative().optional(),
+  }),
+  'tool.started': z.object({
+    toolUseId: z.string(),
+    name: z.string(),
+    input: z.unknown(),
+    index: z.number().int().nonnegative(),
+    readOnly: z.boolean(),
+  }),
+  'tool.finished': z.object({
+    toolUseId: z.string(),
+    name: z.string(),
+    index: z.number().int().nonnegative(),
+    outcome: z.enum(['ok', 'error', 'denied', 'invalid_input', 'unknown_tool', 'timeout', 'interrupted']),
+    result: ToolResultPayloadSchema,
+    durationMs: z.number().nonnegative(),
+    filesRead: z.array(FileReadFactSchema).optional(),
+    /** True when no tool ran: the result was made up to keep tool_use / tool_result paired. */
+    synthetic: z.boolean().optional(),
+  }),
+  'permission.decided': z.object({
+    toolUseId: z.string(),
+    name: z.string(),
+    decision: z.enum(['allow', 'deny', 'ask']),
+    resolved: z.enum(['allow', 'deny']),
+    by: z.string(),
+    message: z.string().optional(),
+  }),
+  'hook.decided': z.object({
+    hook: z.enum(['Stop', 'PreToolUse', 'PostToolUse', 'Budget']),
+    decision: z.enum(['allow', 'block', 'prevent', 'continue', 'deny', 'error']),
+    reason: z.string().optional(),
+    command: z.string().optional(),
+    toolUseId: z.string().optional(),
+    durationMs: z.number().nonnegative(),
+  }),
+  'compaction.finished': z.discriminatedUnion('ok', [
+    z.object({
+      ok: z.literal(true),
+      mode: z.enum(['auto', 'reactive']),
+      summary: z.string(),
+      messages: z.array(MessageSchema),
+      tokensBefore: z.number().int().nonnegative(),
+      tokensAfter: z.number().int().nonnegative(),
+    }),
+    z.object({ ok: z.literal(false), mode: z.enum(['auto', 'reactive']), error: z.string() }),
+  ]),
+  'abort.requested': z.object({ reason: z.string().optional() }),
+  transition: z.object({ from: z.string(), to: z.string(), trigger: z.string(), reason: z.string() }),
+  'run.ended': z.object({
+    status: RunStatusSchema,
+    reason: z.string(),
+    turns: z.number().int().nonnegative(),
+    usage: UsageSchema,
+    error: z.string().optional(),
+    /** Set when resume closed a run whose process died: the state it was in and what was in flight. */
+    interrupted: z.object({ state: z.string(), inFlight: z.array(z.string()) }).optional(),
+  }),
+} as const;
+
+export type RecordType = keyof typeof RecordDataSchemas;
+export const RECORD_TYPES = Object.keys(RecordDataSchemas) as RecordType[];
+
+export type RecordData<T extends RecordType> = z.infer<(typeof RecordDataSchemas)[T]>;
+
+const envelope = {
+  v: z.number().int(),
+  seq: z.number().int().positive(),
+  at: z.number(),
+  session: z.string().min(1),
+  run: z.string().nullable(),
+};
+
+function recordSchema<T extends RecordType>(type: T) {
+  return z.object({ ...envelope, type: z.literal(type), data: RecordDataSchemas[type] });
+}
+
+export const LogRecordSchema = z.discriminatedUnion('type', [
+  recordSchema('session.created'),
+  recordSchema('run.started'),
+  recordSchema('user.message'),
+  recordSchema('message.appended'),
+  recordSchema('model.requested'),
+  recordSchema('model.responded'),
+  recordSchema('model.failed'),
+  recordSchema('backoff.scheduled'),
+  recordSchema('tool.started'),
+  recordSchema('tool.finished'),
+  recordSchema('permission.decided'),
+  recordSchema('hook.decided'),
+  recordSchema('compaction.finished'),
+  recordSchema('abort.requested'),
+  recordSchema('transition'),
+  recordSchema('run.ended'),
+]);
+
+export type LogRecord = z.infer<typeof LogRecordSchema>;
+export type RecordOf<T extends RecordType> = Extract<LogRecord, { type: T }>;
+
+/** A record before the store gives it a place: no `seq`, no `session`. */
+export type DraftRecord = {
+  [T in RecordType]: { type: T; run: string | null; at: number; data: RecordData<T> };
+}[RecordType];

@@ -1,0 +1,39 @@
+import type { LogRecord, RunStatus } from './records.ts';
+
+export interface ReadRange {
+  /** First seq to return (inclusive, default 1). */
+  fromSeq?: number;
+  /** Last seq to return (inclusive, default the end). */
+  toSeq?: number;
+}
+
+export interface AppendOptions {
+  /** The seq of the last record the writer saw; 0 for a new session. Mismatch → ConcurrencyError. */
+  expectedSeq: number;
+}
+
+/** One row of the session catalog. */
+export interface SessionInfo {
+  id: string;
+  title: string;
+  created: number;
+  updated: number;
+  status: RunStatus | 'running' | 'idle';
+  lastSeq: number;
+  forkedFrom: { session: string; seq: number } | null;
+}
+
+/**
+ * The one persistence interface. Records arrive fully formed (seq assigned by the writer);
+ * the store validates and persists them and rejects a batch whose first seq does not follow.
+ * One `append` call is one durable commit.
+ */
+export interface EventStore {
+  append(session: string, records: readonly LogRecord[], options: AppendOptions): Promise<void>;
+  read(session: string, range?: ReadRange): AsyncIterable<LogRecord>;
+  list(): Promise<SessionInfo[]>;
+  /** Last seq of a session (0 when it has no records); throws SessionNotFoundError when unknown. */
+  lastSeq(session: string): Promise<number>;
+  exists(session: string): Promise<boolean>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,80 @@
+import type { z } from 'zod';
+import type { ContentBlock } from '../model/messages.ts';
+
+/** What a tool learned about a file it read; kept in the session so Edit can refuse stale files. */
+export interface FileReadFact {
+  path: string;
+  sha256: string;
+  mtimeMs: number;
+}
+
+/** Read access to session facts a tool may need (files read so far). */
+export interface ToolSessionView {
+  readonly sessionId: string;
+  fileRead(path: string): FileReadFact | undefined;
+}
+
+export interface ToolContext {
+  signal: AbortSignal;
+  cwd: string;
+  toolUseId: string;
+  session: ToolSessionView;
+}
+
+/** What a tool returns. Facts it produced (files read) travel with the result into the log. */
+export interface ToolOutput {
+  content: string | ContentBlock[];
+  isError?: boolean;
+  filesRead?: FileReadFact[];
+}
+
+export interface Tool<I = unknown> {
+  readonly name: string;
+  /** What the model is told about the tool: when to use it, what it returns. */
+  readonly description: string;
+  readonly inputSchema: z.ZodType<I>;
+  /** Read-only tools may be re-run on resume after a crash; others get an "interrupted" result. */
+  readonly isReadOnly: boolean;
+  /** Consecutive concurrency-safe calls run in parallel (at most 10 at once). */
+  isConcurrencySafe(input: I): boolean;
+  /** Per-call timeout; the orchestrator aborts the call's signal and reports an error past it. */
+  readonly timeoutMs?: number;
+  call(input: I, ctx: ToolContext): Promise<ToolOutput>;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of every input type
+export type AnyTool = Tool<any>;
+
+export type PermissionBehavior = 'allow' | 'deny' | 'ask';
+
+export interface PermissionRequest {
+  tool: AnyTool;
+  input: unknown;
+  toolUseId: string;
+  cwd: string;
+}
+
+export type PermissionResult =
+  | { behavior: 'allow'; updatedInput?: unknown; by?: string }
+  | { behavior: 'deny'; message: string; by?: string }
+  | { behavior: 'ask'; message?: string; by?: string };
+
+/** The policy: decides allow / deny / ask for one call (rules, modes, or a user callback). */
+export type CanUseTool = (request: PermissionRequest) => Promise<PermissionResult> | PermissionResult;
+
+/** Asked when the policy says `ask`. Absent in non-interactive runs: `ask` then means deny. */
+export type AskUser = (request: PermissionRequest, message: string | undefined) => Promise<boolean>;
+
+export interface PreToolUseDecision {
+  decision: 'allow' | 'deny' | 'continue';
+  reason?: string;
+  updatedInput?: unknown;
+}
+
+export interface ToolHooks {
+  preToolUse?(request: PermissionRequest): Promise<PreToolUseDecision>;
+  postToolUse?(
+    request: PermissionRequest,
+    output: ToolOutput,
+  ): Promise<{ additionalContext?: string } | undefined>;
+}
