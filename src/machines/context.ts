@@ -1,0 +1,131 @@
+import type { AppendOnlyList } from '../lib/appendOnlyList.ts';
+import type { Message, ToolResultBlock, ToolUseBlock, Usage } from '../model/messages.ts';
+import type { ModelFailure, ModelRequest } from '../model/types.ts';
+import type { RunConfig } from '../store/records.ts';
+
+export type { RunConfig };
+
+/** What one run of the loop starts from. */
+export interface RunInput {
+  config: RunConfig;
+  /** The session's history, ending with the message that starts this run. */
+  messages: AppendOnlyList<Message>;
+  /** Auto-compaction failures in a row so far in the session (the breaker outlives runs). */
+  autoCompactFailures: number;
+}
+
+/**
+ * The run's working state. Only counters and the facts guards read live here; every
+ * decision made on them is a guarded edge of the chart.
+ */
+export interface RunContext {
+  config: RunConfig;
+  messages: AppendOnlyList<Message>;
+  /** Model turn of this run, from 1; maxTurns is checked as `turn + 1 > maxTurns` after tools. */
+  turn: number;
+  model: string;
+  /** max_tokens of the next request; raised once by max_tokens_escalation. */
+  maxTokens: number;
+  escalated: boolean;
+  recoveries: number;
+  /** Attempt number of the current request, from 1; reset by every response. */
+  attempt: number;
+  consecutiveOverloads: number;
+  fellBack: boolean;
+  /** Reactive compaction already tried for the current overflow. */
+  reactiveCompacted: boolean;
+  compactMode: 'auto' | 'reactive';
+  autoCompactFailures: number;
+  stopHookBlocks: number;
+  stopHookActive: boolean;
+  budgetContinuations: number;
+  usage: Usage;
+  /** Estimated size of the context: last response's usage plus an estimate of what was appended since. */
+  contextTokens: number;
+  request: ModelRequest | null;
+  lastFailure: ModelFailure | null;
+  error: string | null;
+}
+
+// ---- Actor contracts: the machine names them; the runtime (live) or replay (recorded) provides them.
+
+export interface BuildQueryInput {
+  messages: readonly Message[];
+  model: string;
+  maxTokens: number;
+  system: string | undefined;
+  turn: number;
+}
+
+export interface CallModelInput {
+  request: ModelRequest;
+  attempt: number;
+}
+
+export interface RunToolsInput {
+  toolUses: ToolUseBlock[];
+  turn: number;
+}
+
+export interface ToolBatchResult {
+  /** One tool_result per tool_use, in the original order. */
+  results: ToolResultBlock[];
+  /** The batch stopped because the run was aborted (missing results are synthetic "interrupted"). */
+  aborted: boolean;
+  /** Estimated tokens the results add to the context. */
+  appendedTokens: number;
+}
+
+export interface CompactInput {
+  messages: readonly Message[];
+  mode: 'auto' | 'reactive';
+  model: string;
+}
+
+export interface CompactResult {
+  messages: Message[];
+  /** Usage of the summarisation call (it counts towards the run's budget). */
+  usage: Usage;
+  summary: string;
+  tokensBefore: number;
+  tokensAfter: number;
+}
+
+export interface BackoffInput {
+  attempt: number;
+  retryAfterMs: number | undefined;
+}
+
+export interface StopChecksInput {
+  lastAssistant: Message;
+  stopHookActive: boolean;
+  turn: number;
+  usage: Usage;
+  budgetContinuations: number;
+}
+
+export type StopDecision =
+  | { decision: 'allow' }
+  | { decision: 'block'; reason: string }
+  | { decision: 'prevent'; reason: string }
+  | { decision: 'budget_continue'; message: string };
+
+/** How non-model actors fail: aborted, or broken. */
+export interface ActorFailure {
+  kind: 'aborted' | 'failed';
+  message: string;
+}
+
+/** Emitted by the machine for every message it adds to the history (becomes `message.appended`). */
+export interface MessageEmitted {
+  type: 'message';
+  message: Message;
+  origin:
+    | 'assistant'
+    | 'tool_results'
+    | 'max_tokens_continue'
+    | 'stop_hook_feedback'
+    | 'budget_continue'
+    | 'max_turns_marker'
+    | 'interrupted';
+}

@@ -1,0 +1,95 @@
+import type { AnyEventObject } from 'xstate';
+import { hasToolUse } from '../model/messages.ts';
+import type { ModelFailure, ModelResponse } from '../model/types.ts';
+import type { ActorFailure, RunContext, StopDecision, ToolBatchResult } from './context.ts';
+
+/**
+ * Pure guards, one per decision. They read the context and the event payload only, so the
+ * same facts always take the same edge: the property verify-replay relies on.
+ */
+type Args = { context: RunContext; event: AnyEventObject };
+
+/** Typed views of the done / error event payloads the guards read. */
+export const response = (e: AnyEventObject) => e.output as ModelResponse;
+export const toolBatch = (e: AnyEventObject) => e.output as ToolBatchResult;
+export const stopDecision = (e: AnyEventObject) => e.output as StopDecision;
+export function failure(e: AnyEventObject): ModelFailure | ActorFailure | null {
+  const err: unknown = e.error;
+  return typeof err === 'object' && err !== null && 'kind' in err
+    ? (err as ModelFailure | ActorFailure)
+    : null;
+}
+
+export const isAborted = ({ event }: Args) => failure(event)?.kind === 'aborted';
+
+// ---- requesting: a response arrived
+export const responseRefused = ({ event }: Args) => response(event).stopReason === 'refusal';
+
+export const budgetExceeded = ({ context, event }: Args) => {
+  const { maxBudgetUsd, maxBudgetTokens } = context.config;
+  const u = response(event).usage;
+  if (maxBudgetUsd !== null && context.usage.costUsd + u.costUsd > maxBudgetUsd) return true;
+  if (maxBudgetTokens !== null) {
+    const used = context.usage.inputTokens + context.usage.outputTokens + u.inputTokens + u.outputTokens;
+    if (used > maxBudgetTokens) return true;
+  }
+  return false;
+};
+
+export const responseHasToolUse = ({ event }: Args) => hasToolUse(response(event).content);
+
+export const contextWindowExceeded = ({ event }: Args) =>
+  response(event).stopReason === 'model_context_window_exceeded';
+
+/** Reactive compaction is tried once per overflow. */
+export const overflowCanCompact = (a: Args) => contextWindowExceeded(a) && !a.context.reactiveCompacted;
+
+export const maxTokensCanEscalate = ({ context, event }: Args) =>
+  response(event).stopReason === 'max_tokens' &&
+  !context.escalated &&
+  context.maxTokens === context.config.defaultMaxTokens &&
+  context.config.escalatedMaxTokens > context.config.defaultMaxTokens;
+
+export const maxTokensCanRecover = ({ context, event }: Args) =>
+  response(event).stopReason === 'max_tokens' && context.recoveries < context.config.maxTokensRecoveries;
+
+export const maxTokensStop = ({ event }: Args) => response(event).stopReason === 'max_tokens';
+
+export const pauseTurn = ({ event }: Args) => response(event).stopReason === 'pause_turn';
+
+// ---- requesting: the call failed
+export const promptTooLong = ({ event }: Args) => failure(event)?.kind === 'prompt_too_long';
+export const promptTooLongCanCompact = (a: Args) => promptTooLong(a) && !a.context.reactiveCompacted;
+
+export const shouldFallBack = ({ context, event }: Args) => {
+  const f = failure(event) as ModelFailure | null;
+  return (
+    f?.kind === 'retryable' &&
+    f.overloaded === true &&
+    context.config.fallbackModel !== null &&
+    !context.fellBack &&
+    context.consecutiveOverloads + 1 >= context.config.overloadsBeforeFallback
+  );
+};
+
+export const canRetryTransport = ({ context, event }: Args) =>
+  failure(event)?.kind === 'retryable' && context.attempt < context.config.maxTransportAttempts;
+
+// ---- dispatchingTools: the batch finished
+export const toolsAborted = ({ event }: Args) => toolBatch(event).aborted;
+
+export const maxTurnsReached = ({ context }: Args) => context.turn + 1 > context.config.maxTurns;
+
+export const needsAutoCompact = ({ context, event }: Args) =>
+  context.autoCompactFailures < context.config.autoCompactBreaker &&
+  context.contextTokens + toolBatch(event).appendedTokens > context.config.autoCompactThreshold;
+
+// ---- compacting failed
+export const compactionWasReactive = ({ context }: Args) => context.compactMode === 'reactive';
+
+// ---- awaitingStopHook: the stop checks answered
+export const stopPrevented = ({ event }: Args) => stopDecision(event).decision === 'prevent';
+export const stopBlockedPastCap = ({ context, event }: Args) =>
+  stopDecision(event).decision === 'block' && context.stopHookBlocks >= context.config.stopHookBlockCap;
+export const stopBlocked = ({ event }: Args) => stopDecision(event).decision === 'block';
+export const budgetContinue = ({ event }: Args) => stopDecision(event).decision === 'budget_continue';

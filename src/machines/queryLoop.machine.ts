@@ -1,0 +1,480 @@
+import { type ActorRefFrom, assign, enqueueActions, fromPromise, setup } from 'xstate';
+import { AppendOnlyList } from '../lib/appendOnlyList.ts';
+import {
+  addUsage,
+  contextTokensOf,
+  estimateTokens,
+  type Message,
+  toolUsesOf,
+  ZERO_USAGE,
+} from '../model/messages.ts';
+import type { ModelRequest, ModelResponse } from '../model/types.ts';
+import type {
+  BackoffInput,
+  BuildQueryInput,
+  CallModelInput,
+  CompactInput,
+  CompactResult,
+  MessageEmitted,
+  RunContext,
+  RunInput,
+  RunToolsInput,
+  StopChecksInput,
+  StopDecision,
+  ToolBatchResult,
+} from './context.ts';
+import * as g from './guards.ts';
+import {
+  assistantMessage,
+  MAX_TOKENS_CONTINUE_TEXT,
+  MAX_TURNS_MARKER,
+  partialOutput,
+  STOP_HOOK_FEEDBACK_PREFIX,
+  syntheticResults,
+  toolResultsMessage,
+  userText,
+} from './loopMessages.ts';
+import type { TransitionReason } from './reasons.ts';
+
+/** Actors the runtime must provide. The placeholders fail loudly if a caller forgets one. */
+function missing<I, O>(name: string) {
+  return fromPromise<O, I>(async () => {
+    throw new Error(`actor "${name}" was not provided to the query-loop machine`);
+  });
+}
+
+const r = (reason: TransitionReason) => ({ reason });
+
+type Emit = MessageEmitted;
+const emitted = (message: Message, origin: Emit['origin']): Emit => ({ type: 'message', message, origin });
+
+/**
+ * The query loop. Control flow lives here and only here: every decision is a guarded edge
+ * with a reason; every side effect is an invoked actor; assigns are pure and O(1) per turn
+ * (the history is an AppendOnlyList, never copied).
+ */
+export const queryLoopMachine = setup({
+  types: {
+    context: {} as RunContext,
+    input: {} as RunInput,
+    emitted: {} as Emit,
+  },
+  actors: {
+    buildQuery: missing<BuildQueryInput, ModelRequest>('buildQuery'),
+    callModel: missing<CallModelInput, ModelResponse>('callModel'),
+    runTools: missing<RunToolsInput, ToolBatchResult>('runTools'),
+    compact: missing<CompactInput, CompactResult>('compact'),
+    backoff: missing<BackoffInput, { delayMs: number }>('backoff'),
+    stopChecks: missing<StopChecksInput, StopDecision>('stopChecks'),
+  },
+  guards: {
+    isAborted: g.isAborted,
+    responseRefused: g.responseRefused,
+    budgetExceeded: g.budgetExceeded,
+    responseHasToolUse: g.responseHasToolUse,
+    contextWindowExceeded: g.contextWindowExceeded,
+    overflowCanCompact: g.overflowCanCompact,
+    promptTooLongCanCompact: g.promptTooLongCanCompact,
+    maxTokensCanEscalate: g.maxTokensCanEscalate,
+    maxTokensCanRecover: g.maxTokensCanRecover,
+    maxTokensStop: g.maxTokensStop,
+    pauseTurn: g.pauseTurn,
+    promptTooLong: g.promptTooLong,
+    shouldFallBack: g.shouldFallBack,
+    canRetryTransport: g.canRetryTransport,
+    toolsAborted: g.toolsAborted,
+    maxTurnsReached: g.maxTurnsReached,
+    needsAutoCompact: g.needsAutoCompact,
+    compactionWasReactive: g.compactionWasReactive,
+    stopPrevented: g.stopPrevented,
+    stopBlockedPastCap: g.stopBlockedPastCap,
+    stopBlocked: g.stopBlocked,
+    budgetContinue: g.budgetContinue,
+  },
+  actions: {
+    /** Every response: add its usage, note its size as the new context estimate, reset retry state. */
+    takeResponse: assign(({ context, event }) => {
+      const res = (event as unknown as { output: ModelResponse }).output;
+      return {
+        usage: addUsage(context.usage, res.usage),
+        contextTokens: contextTokensOf(res.usage),
+        attempt: 1,
+        consecutiveOverloads: 0,
+        lastFailure: null,
+        reactiveCompacted:
+          res.stopReason === 'model_context_window_exceeded' ? context.reactiveCompacted : false,
+      };
+    }),
+    appendResponse: enqueueActions(({ context, event, enqueue }) => {
+      const res = (event as unknown as { output: ModelResponse }).output;
+      const msg = assistantMessage(res);
+      enqueue.assign({ messages: context.messages.append(msg) });
+      enqueue.emit(emitted(msg, 'assistant'));
+    }),
+    /** For terminal edges from `requesting`: tool_use blocks that will never run get results. */
+    closeToolUses: enqueueActions(({ context, event, enqueue }, why: string) => {
+      const res = (event as unknown as { output: ModelResponse }).output;
+      const uses = toolUsesOf(res.content);
+      if (uses.length === 0) return;
+      const msg = toolResultsMessage(syntheticResults(uses, why));
+      enqueue.assign({ messages: context.messages.append(msg) });
+      enqueue.emit(emitted(msg, 'interrupted'));
+    }),
+    appendPartialAndContinue: enqueueActions(({ context, event, enqueue }) => {
+      const res = (event as unknown as { output: ModelResponse }).output;
+      const partial = partialOutput(res);
+      const cont = userText(MAX_TOKENS_CONTINUE_TEXT);
+      const added: Message[] = partial ? [partial, cont] : [cont];
+      enqueue.assign({
+        messages: context.messages.append(...added),
+        recoveries: context.recoveries + 1,
+        contextTokens: context.contextTokens + estimateTokens(cont.content),
+      });
+      if (partial) enqueue.emit(emitted(partial, 'assistant'));
+      enqueue.emit(emitted(cont, 'max_tokens_continue'));
+    }),
+    escalateMaxTokens: assign(({ context }) => ({
+      maxTokens: context.config.escalatedMaxTokens,
+      escalated: true,
+    })),
+    appendToolResults: enqueueActions(({ context, event, enqueue }) => {
+      const out = (event as unknown as { output: ToolBatchResult }).output;
+      const msg = toolResultsMessage(out.results);
+      enqueue.assign({
+        messages: context.messages.append(msg),
+        contextTokens: context.contextTokens + out.appendedTokens,
+      });
+      enqueue.emit(emitted(msg, out.aborted ? 'interrupted' : 'tool_results'));
+    }),
+    appendMaxTurnsMarker: enqueueActions(({ context, enqueue }) => {
+      const msg = userText(MAX_TURNS_MARKER);
+      enqueue.assign({ messages: context.messages.append(msg) });
+      enqueue.emit(emitted(msg, 'max_turns_marker'));
+    }),
+    /** A new turn begins: per-turn recovery state starts over. */
+    nextTurn: assign(({ context }) => ({
+      turn: context.turn + 1,
+      recoveries: 0,
+      escalated: false,
+      maxTokens: context.config.defaultMaxTokens,
+      stopHookBlocks: 0,
+    })),
+    takeRequest: assign({
+      request: ({ event }) => (event as unknown as { output: ModelRequest }).output,
+    }),
+    noteFailure: assign(({ context, event }) => {
+      const f = (event as unknown as { error: { overloaded?: boolean } }).error;
+      return {
+        lastFailure: (event as unknown as { error: RunContext['lastFailure'] }).error,
+        consecutiveOverloads: f?.overloaded ? context.consecutiveOverloads + 1 : 0,
+      };
+    }),
+    nextAttempt: assign(({ context }) => ({ attempt: context.attempt + 1 })),
+    fallBack: assign(({ context }) => ({
+      model: context.config.fallbackModel ?? context.model,
+      fellBack: true,
+      consecutiveOverloads: 0,
+      attempt: 1,
+    })),
+    compactReactively: assign({ compactMode: 'reactive' as const, reactiveCompacted: true }),
+    compactAuto: assign({ compactMode: 'auto' as const }),
+    takeCompaction: assign(({ context, event }) => {
+      const out = (event as unknown as { output: CompactResult }).output;
+      return {
+        messages: AppendOnlyList.from(out.messages),
+        usage: addUsage(context.usage, out.usage),
+        contextTokens: out.tokensAfter,
+        autoCompactFailures: context.compactMode === 'auto' ? 0 : context.autoCompactFailures,
+      };
+    }),
+    countCompactionFailure: assign(({ context }) => ({
+      autoCompactFailures: context.autoCompactFailures + 1,
+    })),
+    appendStopFeedback: enqueueActions(({ context, event, enqueue }) => {
+      const out = (event as unknown as { output: { reason: string } }).output;
+      const msg = userText(`${STOP_HOOK_FEEDBACK_PREFIX}${out.reason}`);
+      enqueue.assign({
+        messages: context.messages.append(msg),
+        stopHookBlocks: context.stopHookBlocks + 1,
+        stopHookActive: true,
+        contextTokens: context.contextTokens + estimateTokens(msg.content),
+      });
+      enqueue.emit(emitted(msg, 'stop_hook_feedback'));
+    }),
+    appendBudgetContinue: enqueueActions(({ context, event, enqueue }) => {
+      const out = (event as unknown as { output: { message: string } }).output;
+      const msg = userText(out.message);
+      enqueue.assign({
+        messages: context.messages.append(msg),
+        budgetContinuations: context.budgetContinuations + 1,
+        contextTokens: context.contextTokens + estimateTokens(msg.content),
+      });
+      enqueue.emit(emitted(msg, 'budget_continue'));
+    }),
+    noteError: assign({
+      error: ({ event }) => {
+        const e = (event as unknown as { error?: unknown }).error;
+        if (e && typeof e === 'object' && 'message' in e) return String((e as { message: unknown }).message);
+        return String(e);
+      },
+    }),
+  },
+}).createMachine({
+  id: 'queryLoop',
+  initial: 'building',
+  context: ({ input }) => ({
+    config: input.config,
+    messages: input.messages,
+    turn: 1,
+    model: input.config.model,
+    maxTokens: input.config.defaultMaxTokens,
+    escalated: false,
+    recoveries: 0,
+    attempt: 1,
+    consecutiveOverloads: 0,
+    fellBack: false,
+    reactiveCompacted: false,
+    compactMode: 'auto',
+    autoCompactFailures: input.autoCompactFailures,
+    stopHookBlocks: 0,
+    stopHookActive: false,
+    budgetContinuations: 0,
+    usage: ZERO_USAGE,
+    contextTokens: 0,
+    request: null,
+    lastFailure: null,
+    error: null,
+  }),
+  states: {
+    building: {
+      invoke: {
+        id: 'buildQuery',
+        src: 'buildQuery',
+        input: ({ context }) => ({
+          messages: context.messages.view(),
+          model: context.model,
+          maxTokens: context.maxTokens,
+          system: context.config.system,
+          turn: context.turn,
+        }),
+        onDone: { target: 'requesting', actions: 'takeRequest', meta: r('query_built') },
+        onError: [
+          { guard: 'isAborted', target: 'aborted', meta: r('aborted') },
+          { target: 'failed', actions: 'noteError', meta: r('runtime_error') },
+        ],
+      },
+    },
+    requesting: {
+      invoke: {
+        id: 'callModel',
+        src: 'callModel',
+        input: ({ context }) => ({ request: context.request!, attempt: context.attempt }),
+        onDone: [
+          {
+            guard: 'responseRefused',
+            target: 'failed',
+            actions: [
+              'takeResponse',
+              'appendResponse',
+              { type: 'closeToolUses', params: 'the model refused' },
+            ],
+            meta: r('refused'),
+          },
+          {
+            guard: 'budgetExceeded',
+            target: 'failed',
+            actions: [
+              'takeResponse',
+              'appendResponse',
+              { type: 'closeToolUses', params: 'the budget is spent' },
+            ],
+            meta: r('budget_exhausted'),
+          },
+          {
+            guard: 'responseHasToolUse',
+            target: 'dispatchingTools',
+            actions: ['takeResponse', 'appendResponse'],
+            meta: r('tool_use_requested'),
+          },
+          {
+            guard: 'overflowCanCompact',
+            target: 'compacting',
+            actions: ['takeResponse', 'compactReactively'],
+            meta: r('compact_retry'),
+          },
+          {
+            guard: 'contextWindowExceeded',
+            target: 'failed',
+            actions: 'takeResponse',
+            meta: r('prompt_too_long'),
+          },
+          {
+            guard: 'maxTokensCanEscalate',
+            target: 'building',
+            actions: ['takeResponse', 'escalateMaxTokens'],
+            meta: r('max_tokens_escalation'),
+          },
+          {
+            guard: 'maxTokensCanRecover',
+            target: 'building',
+            actions: ['takeResponse', 'appendPartialAndContinue'],
+            meta: r('max_tokens_recovery'),
+          },
+          {
+            guard: 'maxTokensStop',
+            target: 'failed',
+            actions: ['takeResponse', 'appendResponse'],
+            meta: r('max_tokens_exhausted'),
+          },
+          {
+            guard: 'pauseTurn',
+            target: 'building',
+            actions: ['takeResponse', 'appendResponse'],
+            meta: r('pause_turn_continuation'),
+          },
+          {
+            target: 'awaitingStopHook',
+            actions: ['takeResponse', 'appendResponse'],
+            meta: r('finish_requested'),
+          },
+        ],
+        onError: [
+          { guard: 'isAborted', target: 'aborted', meta: r('aborted') },
+          {
+            guard: 'promptTooLongCanCompact',
+            target: 'compacting',
+            actions: ['noteFailure', 'compactReactively'],
+            meta: r('compact_retry'),
+          },
+          {
+            guard: 'promptTooLong',
+            target: 'failed',
+            actions: ['noteFailure', 'noteError'],
+            meta: r('prompt_too_long'),
+          },
+          {
+            guard: 'shouldFallBack',
+            target: 'building',
+            actions: ['noteFailure', 'fallBack'],
+            meta: r('model_fallback'),
+          },
+          {
+            guard: 'canRetryTransport',
+            target: 'recovering',
+            actions: 'noteFailure',
+            meta: r('transport_retry'),
+          },
+          { target: 'failed', actions: ['noteFailure', 'noteError'], meta: r('model_error') },
+        ],
+      },
+    },
+    recovering: {
+      invoke: {
+        id: 'backoff',
+        src: 'backoff',
+        input: ({ context }) => ({
+          attempt: context.attempt,
+          retryAfterMs: context.lastFailure?.retryAfterMs,
+        }),
+        onDone: { target: 'requesting', actions: 'nextAttempt', meta: r('backoff_elapsed') },
+        onError: [
+          { guard: 'isAborted', target: 'aborted', meta: r('aborted') },
+          { target: 'failed', actions: 'noteError', meta: r('runtime_error') },
+        ],
+      },
+    },
+    dispatchingTools: {
+      invoke: {
+        id: 'runTools',
+        src: 'runTools',
+        input: ({ context }) => ({
+          toolUses: toolUsesOf(context.messages.last()?.content ?? []),
+          turn: context.turn,
+        }),
+        onDone: [
+          { guard: 'toolsAborted', target: 'aborted', actions: 'appendToolResults', meta: r('aborted') },
+          {
+            guard: 'maxTurnsReached',
+            target: 'failed',
+            actions: ['appendToolResults', 'appendMaxTurnsMarker'],
+            meta: r('max_turns_reached'),
+          },
+          {
+            guard: 'needsAutoCompact',
+            target: 'compacting',
+            actions: ['appendToolResults', 'nextTurn', 'compactAuto'],
+            meta: r('auto_compact'),
+          },
+          {
+            target: 'building',
+            actions: ['appendToolResults', 'nextTurn'],
+            meta: r('tool_result_continuation'),
+          },
+        ],
+        onError: [{ target: 'failed', actions: 'noteError', meta: r('runtime_error') }],
+      },
+    },
+    compacting: {
+      invoke: {
+        id: 'compact',
+        src: 'compact',
+        input: ({ context }) => ({
+          messages: context.messages.view(),
+          mode: context.compactMode,
+          model: context.model,
+        }),
+        onDone: { target: 'building', actions: 'takeCompaction', meta: r('compacted') },
+        onError: [
+          { guard: 'isAborted', target: 'aborted', meta: r('aborted') },
+          {
+            guard: 'compactionWasReactive',
+            target: 'failed',
+            actions: 'noteError',
+            meta: r('prompt_too_long'),
+          },
+          { target: 'building', actions: 'countCompactionFailure', meta: r('compaction_failed') },
+        ],
+      },
+    },
+    awaitingStopHook: {
+      invoke: {
+        id: 'stopChecks',
+        src: 'stopChecks',
+        input: ({ context }) => ({
+          lastAssistant: context.messages.last()!,
+          stopHookActive: context.stopHookActive,
+          turn: context.turn,
+          usage: context.usage,
+          budgetContinuations: context.budgetContinuations,
+        }),
+        onDone: [
+          { guard: 'stopPrevented', target: 'failed', meta: r('stop_hook_prevented') },
+          { guard: 'stopBlockedPastCap', target: 'failed', meta: r('stop_hook_block_limit') },
+          {
+            guard: 'stopBlocked',
+            target: 'building',
+            actions: 'appendStopFeedback',
+            meta: r('stop_hook_continuation'),
+          },
+          {
+            guard: 'budgetContinue',
+            target: 'building',
+            actions: 'appendBudgetContinue',
+            meta: r('budget_continuation'),
+          },
+          { target: 'completed', meta: r('completed') },
+        ],
+        onError: [
+          { guard: 'isAborted', target: 'aborted', meta: r('aborted') },
+          { target: 'failed', actions: 'noteError', meta: r('runtime_error') },
+        ],
+      },
+    },
+    completed: { type: 'final' },
+    failed: { type: 'final' },
+    aborted: { type: 'final' },
+  },
+});
+
+export type QueryLoopMachine = typeof queryLoopMachine;
+export type QueryLoopActor = ActorRefFrom<QueryLoopMachine>;

@@ -1,0 +1,259 @@
+import { fromPromise } from 'xstate';
+import type { StopHook, StopHookResult } from '../hooks/types.ts';
+import type {
+  ActorFailure,
+  BackoffInput,
+  BuildQueryInput,
+  CallModelInput,
+  CompactInput,
+  CompactResult,
+  RunToolsInput,
+  StopChecksInput,
+  StopDecision,
+  ToolBatchResult,
+} from '../machines/context.ts';
+import { estimateTokens, textOf } from '../model/messages.ts';
+import {
+  ModelCallError,
+  type ModelClient,
+  type ModelFailure,
+  type ModelRequest,
+  type ModelResponse,
+  type ModelStreamEvent,
+} from '../model/types.ts';
+import type { DraftRecord, RecordData, RecordType } from '../store/records.ts';
+import { runToolBatch } from '../tools/orchestrator.ts';
+import type { ToolRegistry } from '../tools/registry.ts';
+import type { AskUser, CanUseTool, ToolHooks } from '../tools/types.ts';
+import { type BackoffPolicy, backoffDelay, DEFAULT_BACKOFF } from './backoff.ts';
+import type { BudgetPolicy } from './budget.ts';
+import { compactedHistory, compactionRequest, estimateHistoryTokens, summaryText } from './compactor.ts';
+import type { Clock, Random } from './determinism.ts';
+import type { SessionWriter } from './sessionWriter.ts';
+
+export interface LiveDeps {
+  writer: SessionWriter;
+  runId: string;
+  client: ModelClient;
+  registry: ToolRegistry;
+  canUseTool: CanUseTool;
+  askUser?: AskUser;
+  toolHooks?: ToolHooks;
+  stopHooks: readonly StopHook[];
+  budgetPolicy?: BudgetPolicy;
+  clock: Clock;
+  random: Random;
+  cwd: string;
+  signal: AbortSignal;
+  backoff?: BackoffPolicy;
+  compactionMaxTokens?: number;
+  /** Recent history kept verbatim after compaction, in estimated tokens. */
+  compactTailTokens?: number;
+  toolTimeoutMs?: number;
+  onStreamEvent?: (e: ModelStreamEvent) => void;
+}
+
+const aborted = (message = 'aborted'): ActorFailure => ({ kind: 'aborted', message });
+
+/**
+ * The side effects of a live run, as actors the chart invokes. Each writes its facts to the
+ * log before the machine sees them, and commits before any effect leaves the process
+ * (write-ahead): a request goes out, a tool runs, a hook runs.
+ */
+export function liveActors(d: LiveDeps) {
+  const rec = <T extends RecordType>(type: T, data: RecordData<T>) =>
+    d.writer.add({ type, run: d.runId, at: d.clock.now(), data } as DraftRecord);
+
+  async function call(
+    request: ModelRequest,
+    purpose: 'turn' | 'compaction',
+    attempt: number,
+  ): Promise<ModelResponse> {
+    rec('model.requested', {
+      purpose,
+      model: request.model,
+      maxTokens: request.maxTokens,
+      messageCount: request.messages.length,
+      attempt,
+    });
+    await d.writer.commit();
+    try {
+      const response = await d.client.stream(request, { signal: d.signal, onEvent: d.onStreamEvent });
+      rec('model.responded', { purpose, response });
+      return response;
+    } catch (e) {
+      const failure = toFailure(e, d.signal);
+      rec('model.failed', { purpose, failure });
+      throw failure;
+    }
+  }
+
+  return {
+    buildQuery: fromPromise<ModelRequest, BuildQueryInput>(async ({ input }) => {
+      if (d.signal.aborted) throw aborted();
+      return {
+        model: input.model,
+        system: input.system,
+        messages: input.messages,
+        tools: d.registry.specs(),
+        maxTokens: input.maxTokens,
+      };
+    }),
+
+    callModel: fromPromise<ModelResponse, CallModelInput>(async ({ input }) =>
+      call(input.request, 'turn', input.attempt),
+    ),
+
+    runTools: fromPromise<ToolBatchResult, RunToolsInput>(async ({ input }) => {
+      const batch = await runToolBatch(
+        {
+          registry: d.registry,
+          toolUses: input.toolUses,
+          signal: d.signal,
+          cwd: d.cwd,
+          session: {
+            sessionId: d.writer.sessionId,
+            fileRead: (path) => d.writer.state.filesRead[path],
+          },
+          canUseTool: d.canUseTool,
+          askUser: d.askUser,
+          hooks: d.toolHooks,
+          defaultTimeoutMs: d.toolTimeoutMs,
+        },
+        {
+          onPermission: (p) => rec('permission.decided', p),
+          onHook: (h) => rec('hook.decided', h),
+          beforeRun: async (calls) => {
+            for (const c of calls) rec('tool.started', c);
+            await d.writer.commit();
+          },
+          onFinished: (r) =>
+            rec('tool.finished', {
+              toolUseId: r.toolUseId,
+              name: r.name,
+              index: r.index,
+              outcome: r.outcome,
+              result: r.result as RecordData<'tool.finished'>['result'],
+              durationMs: Math.round(r.durationMs * 1000) / 1000,
+              ...(r.filesRead ? { filesRead: r.filesRead } : {}),
+              ...(r.synthetic ? { synthetic: true } : {}),
+            }),
+        },
+      );
+      return {
+        results: batch.results,
+        aborted: batch.aborted,
+        appendedTokens: estimateTokens(batch.results),
+      };
+    }),
+
+    compact: fromPromise<CompactResult, CompactInput>(async ({ input }) => {
+      const tokensBefore = estimateHistoryTokens(input.messages);
+      const fail = (error: string): never => {
+        rec('compaction.finished', { ok: false, mode: input.mode, error });
+        throw { kind: 'failed', message: `compaction failed: ${error}` } satisfies ActorFailure;
+      };
+      let response: ModelResponse;
+      try {
+        response = await call(
+          compactionRequest(input.messages, input.model, d.compactionMaxTokens ?? 16_000),
+          'compaction',
+          1,
+        );
+      } catch (e) {
+        const f = e as ModelFailure;
+        if (f.kind === 'aborted') throw aborted(f.message);
+        return fail(f.message);
+      }
+      const summary = summaryText(response.content);
+      if (!summary) return fail('the model returned an empty summary');
+      const messages = compactedHistory(input.messages, summary, d.compactTailTokens ?? 8_000);
+      const tokensAfter = estimateHistoryTokens(messages);
+      rec('compaction.finished', {
+        ok: true,
+        mode: input.mode,
+        summary,
+        messages,
+        tokensBefore,
+        tokensAfter,
+      });
+      return { messages, summary, tokensBefore, tokensAfter, usage: response.usage };
+    }),
+
+    backoff: fromPromise<{ delayMs: number }, BackoffInput>(async ({ input }) => {
+      const delayMs = backoffDelay(
+        input.attempt,
+        d.random(),
+        input.retryAfterMs,
+        d.backoff ?? DEFAULT_BACKOFF,
+      );
+      rec('backoff.scheduled', {
+        attempt: input.attempt,
+        delayMs,
+        ...(input.retryAfterMs !== undefined ? { retryAfterMs: input.retryAfterMs } : {}),
+      });
+      try {
+        await d.clock.sleep(delayMs, d.signal);
+      } catch {
+        throw aborted('aborted during backoff');
+      }
+      return { delayMs };
+    }),
+
+    stopChecks: fromPromise<StopDecision, StopChecksInput>(async ({ input }) => {
+      if (d.signal.aborted) throw aborted();
+      if (d.budgetPolicy) {
+        const b = d.budgetPolicy({
+          usage: input.usage,
+          turn: input.turn,
+          continuations: input.budgetContinuations,
+        });
+        rec('hook.decided', {
+          hook: 'Budget',
+          decision: b ? 'continue' : 'allow',
+          ...(b ? { reason: b.message } : {}),
+          durationMs: 0,
+        });
+        if (b) return { decision: 'budget_continue', message: b.message };
+      }
+      if (d.stopHooks.length === 0) return { decision: 'allow' };
+      await d.writer.commit();
+      const payload = {
+        session_id: d.writer.sessionId,
+        hook_event_name: 'Stop' as const,
+        stop_hook_active: input.stopHookActive,
+        last_assistant_message: textOf(input.lastAssistant.content),
+        cwd: d.cwd,
+      };
+      const blocks: string[] = [];
+      for (const hook of d.stopHooks) {
+        const t0 = performance.now();
+        let res: StopHookResult;
+        try {
+          res = await hook.run(payload, d.signal);
+        } catch (e) {
+          res = { decision: 'error', reason: (e as Error).message };
+        }
+        if (d.signal.aborted) throw aborted('aborted during stop hooks');
+        rec('hook.decided', {
+          hook: 'Stop',
+          decision: res.decision,
+          ...('reason' in res ? { reason: res.reason } : {}),
+          command: hook.name,
+          durationMs: Math.round(performance.now() - t0),
+        });
+        if (res.decision === 'prevent') return { decision: 'prevent', reason: res.reason };
+        if (res.decision === 'block') blocks.push(res.reason);
+      }
+      return blocks.length > 0 ? { decision: 'block', reason: blocks.join('\n\n') } : { decision: 'allow' };
+    }),
+  };
+}
+
+/** Any failure of a model call, as the classified fact the machine routes on. */
+export function toFailure(e: unknown, signal: AbortSignal): ModelFailure {
+  if (e instanceof ModelCallError) return e.failure;
+  if (signal.aborted) return { kind: 'aborted', overloaded: false, message: 'aborted' };
+  const message = e instanceof Error ? e.message : String(e);
+  return { kind: 'fatal', overloaded: false, message };
+}

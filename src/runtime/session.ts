@@ -1,0 +1,315 @@
+import type { StopHook } from '../hooks/types.ts';
+import { AppendOnlyList } from '../lib/appendOnlyList.ts';
+import { type QueryLoopMachine, queryLoopMachine } from '../machines/queryLoop.machine.ts';
+import { INTERRUPTED_RUN_REASON, TERMINAL_STATUS, type TerminalReason } from '../machines/reasons.ts';
+import type { Message, ToolResultBlock, Usage } from '../model/messages.ts';
+import type { ModelClient, ModelStreamEvent } from '../model/types.ts';
+import { fold } from '../store/evolve.ts';
+import type { DraftRecord, LogRecord, RecordData, RecordType, RunStatus } from '../store/records.ts';
+import { emptySessionState, type SessionState } from '../store/sessionState.ts';
+import type { EventStore } from '../store/types.ts';
+import { runToolBatch } from '../tools/orchestrator.ts';
+import { ToolRegistry } from '../tools/registry.ts';
+import type { AnyTool, AskUser, CanUseTool, ToolHooks } from '../tools/types.ts';
+import type { BackoffPolicy } from './backoff.ts';
+import type { BudgetPolicy } from './budget.ts';
+import { type RunSettings, resolveRunConfig } from './config.ts';
+import {
+  type Clock,
+  type IdGenerator,
+  nanoidIds,
+  type Random,
+  systemClock,
+  systemRandom,
+} from './determinism.ts';
+import { driveMachine } from './driveMachine.ts';
+import { liveActors } from './liveActors.ts';
+import { planInterruptedRun } from './recovery.ts';
+import { type RecordListener, SessionWriter } from './sessionWriter.ts';
+
+export interface SessionOptions {
+  store: EventStore;
+  model: ModelClient;
+  tools?: readonly AnyTool[] | ToolRegistry;
+  /** Permission policy; default allows every call. */
+  canUseTool?: CanUseTool;
+  askUser?: AskUser;
+  toolHooks?: ToolHooks;
+  stopHooks?: readonly StopHook[];
+  budgetPolicy?: BudgetPolicy;
+  settings?: RunSettings;
+  clock?: Clock;
+  random?: Random;
+  ids?: IdGenerator;
+  cwd?: string;
+  title?: string;
+  /** The chart to run (tests pass a variant to check that replay catches the change). */
+  machine?: QueryLoopMachine;
+  onRecord?: RecordListener;
+  onStreamEvent?: (e: ModelStreamEvent) => void;
+  backoff?: BackoffPolicy;
+  toolTimeoutMs?: number;
+  compactTailTokens?: number;
+}
+
+export interface RunResult {
+  sessionId: string;
+  runId: string;
+  status: RunStatus;
+  reason: string;
+  turns: number;
+  usage: Usage;
+  error?: string;
+}
+
+export class SessionBusyError extends Error {
+  readonly code = 'SESSION_BUSY';
+  constructor(readonly sessionId: string) {
+    super(`session ${sessionId} is already running a turn`);
+    this.name = 'SessionBusyError';
+  }
+}
+
+export class NothingToRunError extends Error {
+  readonly code = 'NOTHING_TO_RUN';
+  constructor(readonly sessionId: string) {
+    super(`session ${sessionId} has no message to answer: give a prompt`);
+    this.name = 'NothingToRunError';
+  }
+}
+
+const allowAll: CanUseTool = () => ({ behavior: 'allow', by: 'default' });
+
+/**
+ * One conversation (the QueryEngine of the seeds). Its state is the fold of its log; each
+ * `submit` is one run of the query-loop chart, every record of which goes through the
+ * session's writer.
+ */
+export class Session {
+  private controller: AbortController | null = null;
+  private readonly registry: ToolRegistry;
+  private readonly clock: Clock;
+
+  private constructor(
+    private readonly writer: SessionWriter,
+    private readonly opts: SessionOptions,
+  ) {
+    this.registry = opts.tools instanceof ToolRegistry ? opts.tools : new ToolRegistry(opts.tools ?? []);
+    this.clock = opts.clock ?? systemClock;
+    if (opts.onRecord) writer.onRecord(opts.onRecord);
+  }
+
+  static async create(
+    opts: SessionOptions & { forkedFrom?: { session: string; seq: number } },
+  ): Promise<Session> {
+    const id = (opts.ids ?? nanoidIds)('session');
+    const writer = new SessionWriter(id, opts.store, emptySessionState());
+    const session = new Session(writer, opts);
+    session.rec(null, 'session.created', {
+      ...(opts.title ? { title: opts.title } : {}),
+      ...(opts.cwd ? { cwd: opts.cwd } : {}),
+      ...(opts.forkedFrom ? { forkedFrom: opts.forkedFrom } : {}),
+    });
+    await writer.commit();
+    return session;
+  }
+
+  /** Rebuilds a session from its log; the next `submit` resumes it if its last run never ended. */
+  static async open(sessionId: string, opts: SessionOptions): Promise<Session> {
+    const records: LogRecord[] = [];
+    for await (const r of opts.store.read(sessionId)) records.push(r);
+    const state = fold(records, emptySessionState());
+    return new Session(new SessionWriter(sessionId, opts.store, state), opts);
+  }
+
+  get id(): string {
+    return this.writer.sessionId;
+  }
+
+  get state(): SessionState {
+    return this.writer.state;
+  }
+
+  get running(): boolean {
+    return this.controller !== null;
+  }
+
+  /** Aborts the run in progress: recorded first, then every effect sees the signal. */
+  abort(reason = 'aborted by the user'): void {
+    if (!this.controller || this.controller.signal.aborted) return;
+    this.rec(this.writer.state.currentRun?.id ?? null, 'abort.requested', { reason });
+    this.controller.abort(new Error(reason));
+  }
+
+  /**
+   * Runs the loop once. With a prompt it is a new user turn; without one it continues the
+   * history (after a crash: the interrupted run is closed first, honestly, then continued).
+   */
+  async submit(prompt?: string | Message | null, options: { signal?: AbortSignal } = {}): Promise<RunResult> {
+    if (this.controller) throw new SessionBusyError(this.id);
+    const controller = new AbortController();
+    this.controller = controller;
+    const onOuterAbort = () => this.abort('aborted by the caller');
+    options.signal?.addEventListener('abort', onOuterAbort, { once: true });
+    try {
+      const resumedFrom = await this.closeInterruptedRun(controller.signal);
+      return await this.run(prompt ?? null, controller.signal, resumedFrom);
+    } finally {
+      options.signal?.removeEventListener('abort', onOuterAbort);
+      this.controller = null;
+    }
+  }
+
+  private async run(prompt: string | Message | null, signal: AbortSignal, resumedFrom: string | null) {
+    const config = resolveRunConfig(this.opts.settings);
+    const runId = (this.opts.ids ?? nanoidIds)('run');
+    this.rec(runId, 'run.started', {
+      config,
+      ...(resumedFrom ? { resumedFrom } : {}),
+      autoCompactFailures: this.state.autoCompactFailures,
+    });
+    const last = this.state.messages.last();
+    if (prompt !== null) {
+      const message: Message = typeof prompt === 'string' ? { role: 'user', content: prompt } : prompt;
+      this.rec(runId, 'user.message', { message });
+    } else if (!last) {
+      throw new NothingToRunError(this.id);
+    } else if (last.role === 'assistant') {
+      // The model had already answered; a request ending on its own message would be a prefill.
+      this.rec(runId, 'user.message', { message: { role: 'user', content: 'Continue where you left off.' } });
+    }
+
+    const machine = (this.opts.machine ?? queryLoopMachine).provide({
+      actors: liveActors({
+        writer: this.writer,
+        runId,
+        client: this.opts.model,
+        registry: this.registry,
+        canUseTool: this.opts.canUseTool ?? allowAll,
+        askUser: this.opts.askUser,
+        toolHooks: this.opts.toolHooks,
+        stopHooks: this.opts.stopHooks ?? [],
+        budgetPolicy: this.opts.budgetPolicy,
+        clock: this.clock,
+        random: this.opts.random ?? systemRandom,
+        cwd: this.opts.cwd ?? process.cwd(),
+        signal,
+        backoff: this.opts.backoff,
+        toolTimeoutMs: this.opts.toolTimeoutMs,
+        compactTailTokens: this.opts.compactTailTokens,
+        onStreamEvent: this.opts.onStreamEvent,
+      }),
+    });
+    const outcome = await driveMachine(
+      machine,
+      {
+        config,
+        // The machine gets its own list: two writers appending to one shared array would force copies.
+        messages: AppendOnlyList.from(this.state.messages.view()),
+        autoCompactFailures: this.state.autoCompactFailures,
+      },
+      {
+        onTransition: (t) => this.rec(runId, 'transition', t),
+        onMessage: (e) => this.rec(runId, 'message.appended', { message: e.message, origin: e.origin }),
+      },
+    );
+    const status: RunStatus = TERMINAL_STATUS[outcome.reason as TerminalReason] ?? 'failed';
+    const usage = this.state.currentRun?.usage ?? outcome.context.usage;
+    const result: RunResult = {
+      sessionId: this.id,
+      runId,
+      status,
+      reason: outcome.reason,
+      turns: outcome.context.turn,
+      usage,
+      ...(outcome.error && status !== 'completed' ? { error: outcome.error } : {}),
+    };
+    this.rec(runId, 'run.ended', {
+      status,
+      reason: outcome.reason,
+      turns: result.turns,
+      usage,
+      ...(result.error ? { error: result.error } : {}),
+    });
+    await this.writer.commit();
+    return result;
+  }
+
+  /** Closes a run whose process died, so the history is valid and the log says what happened. */
+  private async closeInterruptedRun(signal: AbortSignal): Promise<string | null> {
+    const plan = planInterruptedRun(this.state);
+    if (!plan) return null;
+    const blocks: { index: number; block: ToolResultBlock }[] = plan.logged.map((l) => ({
+      index: l.index,
+      block: resultBlock(l.toolUseId, l.result),
+    }));
+    for (const f of plan.finished) {
+      this.rec(plan.runId, 'tool.finished', f);
+      blocks.push({ index: f.index, block: resultBlock(f.toolUseId, f.result) });
+    }
+    if (plan.rerun.length > 0) {
+      const batch = await runToolBatch(
+        {
+          registry: this.registry,
+          toolUses: plan.rerun.map((r) => ({
+            type: 'tool_use',
+            id: r.toolUseId,
+            name: r.name,
+            input: r.input,
+          })),
+          signal,
+          cwd: this.opts.cwd ?? process.cwd(),
+          session: { sessionId: this.id, fileRead: (p) => this.state.filesRead[p] },
+          canUseTool: this.opts.canUseTool ?? allowAll,
+        },
+        {
+          beforeRun: async () => {},
+          onFinished: (r) => {
+            const index = plan.rerun[r.index]!.index;
+            this.rec(plan.runId, 'tool.finished', {
+              toolUseId: r.toolUseId,
+              name: r.name,
+              index,
+              outcome: r.outcome,
+              result: r.result as RecordData<'tool.finished'>['result'],
+              durationMs: Math.round(r.durationMs),
+              ...(r.filesRead ? { filesRead: r.filesRead } : {}),
+            });
+            blocks.push({ index, block: resultBlock(r.toolUseId, r.result) });
+          },
+        },
+      );
+      void batch;
+    }
+    if (blocks.length > 0) {
+      blocks.sort((a, b) => a.index - b.index);
+      this.rec(plan.runId, 'message.appended', {
+        message: { role: 'user', content: blocks.map((b) => b.block) },
+        origin: 'interrupted',
+      });
+    }
+    const run = this.state.currentRun!;
+    this.rec(plan.runId, 'run.ended', {
+      status: 'aborted',
+      reason: INTERRUPTED_RUN_REASON,
+      turns: run.turns,
+      usage: run.usage,
+      interrupted: { state: plan.state, inFlight: plan.inFlight },
+    });
+    await this.writer.commit();
+    return plan.runId;
+  }
+
+  private rec<T extends RecordType>(run: string | null, type: T, data: RecordData<T>): LogRecord {
+    return this.writer.add({ type, run, at: this.clock.now(), data } as DraftRecord);
+  }
+}
+
+function resultBlock(toolUseId: string, result: { content: unknown; isError: boolean }): ToolResultBlock {
+  return {
+    type: 'tool_result',
+    tool_use_id: toolUseId,
+    content: result.content as ToolResultBlock['content'],
+    ...(result.isError ? { is_error: true } : {}),
+  };
+}

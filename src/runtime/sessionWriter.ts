@@ -1,0 +1,74 @@
+import { evolve } from '../store/evolve.ts';
+import { CURRENT_SCHEMA_VERSION, type DraftRecord, type LogRecord } from '../store/records.ts';
+import type { SessionState } from '../store/sessionState.ts';
+import type { EventStore } from '../store/types.ts';
+
+export type RecordListener = (record: LogRecord, state: SessionState) => void;
+
+/**
+ * The single writer of one session's stream. Records are numbered and folded into the live
+ * state as they are added (so the session's state is always the fold of its log), and made
+ * durable together by `commit()`: the runtime calls it only before an effect (write-ahead),
+ * so a tool round costs two commits, not one per record.
+ */
+export class SessionWriter {
+  private pending: LogRecord[] = [];
+  private seq: number;
+  private committedSeq: number;
+  private chain: Promise<void> = Promise.resolve();
+  private readonly listeners = new Set<RecordListener>();
+
+  constructor(
+    readonly sessionId: string,
+    private readonly store: EventStore,
+    private current: SessionState,
+  ) {
+    this.seq = current.lastSeq;
+    this.committedSeq = current.lastSeq;
+  }
+
+  get state(): SessionState {
+    return this.current;
+  }
+
+  get lastSeq(): number {
+    return this.seq;
+  }
+
+  get durableSeq(): number {
+    return this.committedSeq;
+  }
+
+  add(draft: DraftRecord): LogRecord {
+    const record = {
+      v: CURRENT_SCHEMA_VERSION,
+      seq: ++this.seq,
+      at: draft.at,
+      session: this.sessionId,
+      run: draft.run,
+      type: draft.type,
+      data: draft.data,
+    } as LogRecord;
+    this.current = evolve(this.current, record);
+    this.pending.push(record);
+    for (const l of this.listeners) l(record, this.current);
+    return record;
+  }
+
+  /** Makes everything added so far durable, in one store append. */
+  commit(): Promise<void> {
+    this.chain = this.chain.then(async () => {
+      if (this.pending.length === 0) return;
+      const batch = this.pending;
+      this.pending = [];
+      await this.store.append(this.sessionId, batch, { expectedSeq: this.committedSeq });
+      this.committedSeq = batch[batch.length - 1]!.seq;
+    });
+    return this.chain;
+  }
+
+  onRecord(listener: RecordListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}

@@ -1,0 +1,93 @@
+import { AppendOnlyList } from '../lib/appendOnlyList.ts';
+import { type Message, type Usage, ZERO_USAGE } from '../model/messages.ts';
+import type { RunConfig, RunStatus } from './records.ts';
+
+export interface RunSummary {
+  id: string;
+  startedSeq: number;
+  endedSeq: number | null;
+  status: RunStatus | 'running';
+  reason: string | null;
+  turns: number;
+  /** Usage of every model call of the run (turns and compactions). */
+  usage: Usage;
+  /** The chart state the run was last seen in (from its last transition). */
+  state: string;
+  config: RunConfig;
+  resumedFrom: string | null;
+}
+
+export interface Denial {
+  seq: number;
+  toolUseId: string;
+  name: string;
+  by: string;
+  message: string | undefined;
+}
+
+export interface FileReadEntry {
+  path: string;
+  sha256: string;
+  mtimeMs: number;
+  seq: number;
+}
+
+/** A tool that started and has not finished: after a crash it may or may not have run. */
+export interface InFlightTool {
+  toolUseId: string;
+  name: string;
+  input: unknown;
+  readOnly: boolean;
+  index: number;
+}
+
+/** Everything the log says about a session, as of `lastSeq`. Built only by `evolve`. */
+export interface SessionState {
+  id: string | null;
+  title: string;
+  createdAt: number | null;
+  cwd: string | null;
+  forkedFrom: { session: string; seq: number } | null;
+  lastSeq: number;
+  lastAt: number | null;
+  messages: AppendOnlyList<Message>;
+  /** Every model call of the session, turns and compactions. */
+  usage: Usage;
+  denials: AppendOnlyList<Denial>;
+  filesRead: Readonly<Record<string, FileReadEntry>>;
+  /** Ended runs, oldest first; the open one (if any) is `currentRun`. */
+  runs: AppendOnlyList<RunSummary>;
+  currentRun: RunSummary | null;
+  /** Model request sent and not answered (only meaningful while `currentRun` is open). */
+  modelInFlight: boolean;
+  toolsInFlight: Readonly<Record<string, InFlightTool>>;
+  /** Tool results logged but not yet appended to the history (a crash can fall in between). */
+  unappendedResults: Readonly<Record<string, { content: unknown; isError: boolean }>>;
+  autoCompactFailures: number;
+  compactions: number;
+  transitions: number;
+}
+
+export function emptySessionState(): SessionState {
+  return {
+    id: null,
+    title: '',
+    createdAt: null,
+    cwd: null,
+    forkedFrom: null,
+    lastSeq: 0,
+    lastAt: null,
+    messages: AppendOnlyList.empty(),
+    usage: ZERO_USAGE,
+    denials: AppendOnlyList.empty(),
+    filesRead: {},
+    runs: AppendOnlyList.empty(),
+    currentRun: null,
+    modelInFlight: false,
+    toolsInFlight: {},
+    unappendedResults: {},
+    autoCompactFailures: 0,
+    compactions: 0,
+    transitions: 0,
+  };
+}

@@ -1,0 +1,370 @@
+import type { ToolResultBlock, ToolUseBlock } from '../model/messages.ts';
+import type { ToolRegistry } from './registry.ts';
+import type {
+  AnyTool,
+  AskUser,
+  CanUseTool,
+  FileReadFact,
+  PermissionRequest,
+  PermissionResult,
+  ToolHooks,
+  ToolOutput,
+  ToolSessionView,
+} from './types.ts';
+
+export type ToolOutcome =
+  | 'ok'
+  | 'error'
+  | 'denied'
+  | 'invalid_input'
+  | 'unknown_tool'
+  | 'timeout'
+  | 'interrupted';
+
+export interface ToolCallReport {
+  index: number;
+  toolUseId: string;
+  name: string;
+  outcome: ToolOutcome;
+  result: { content: ToolResultBlock['content']; isError: boolean };
+  durationMs: number;
+  filesRead?: FileReadFact[];
+  synthetic?: boolean;
+}
+
+export interface PermissionReport {
+  toolUseId: string;
+  name: string;
+  decision: 'allow' | 'deny' | 'ask';
+  resolved: 'allow' | 'deny';
+  by: string;
+  message?: string;
+}
+
+export interface HookReport {
+  hook: 'PreToolUse' | 'PostToolUse';
+  decision: 'allow' | 'deny' | 'continue' | 'error';
+  reason?: string;
+  toolUseId: string;
+  durationMs: number;
+}
+
+export interface StartedCall {
+  index: number;
+  toolUseId: string;
+  name: string;
+  input: unknown;
+  readOnly: boolean;
+}
+
+/** Where the orchestrator reports what happens; the runtime turns these into log records. */
+export interface BatchObserver {
+  onPermission?(report: PermissionReport): void;
+  onHook?(report: HookReport): void;
+  /** Called once, before any tool runs, with every call about to run (the write-ahead point). */
+  beforeRun(calls: StartedCall[]): Promise<void>;
+  onFinished(report: ToolCallReport): void;
+}
+
+export interface BatchOptions {
+  registry: ToolRegistry;
+  toolUses: readonly ToolUseBlock[];
+  signal: AbortSignal;
+  cwd: string;
+  session: ToolSessionView;
+  canUseTool: CanUseTool;
+  /** Absent in non-interactive runs: `ask` then resolves to deny, and the denial is recorded. */
+  askUser?: AskUser;
+  hooks?: ToolHooks;
+  defaultTimeoutMs?: number;
+  maxConcurrency?: number;
+  now?: () => number;
+}
+
+export interface BatchResult {
+  results: ToolResultBlock[];
+  aborted: boolean;
+  reports: ToolCallReport[];
+}
+
+interface Planned {
+  index: number;
+  use: ToolUseBlock;
+  tool: AnyTool;
+  input: unknown;
+}
+
+const DEFAULT_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * Runs one batch of tool calls. Nothing here throws for a bad call: unknown tools, invalid
+ * input, denials, thrown errors and timeouts become is_error results and the loop goes on.
+ * Consecutive concurrency-safe calls run together (at most `maxConcurrency`), the rest one
+ * by one; results come back in the order the model asked for them.
+ */
+export async function runToolBatch(opts: BatchOptions, observer: BatchObserver): Promise<BatchResult> {
+  const now = opts.now ?? (() => performance.now());
+  const reports: (ToolCallReport | undefined)[] = new Array(opts.toolUses.length);
+  const finish = (r: ToolCallReport) => {
+    reports[r.index] = r;
+    observer.onFinished(r);
+  };
+
+  const planned: Planned[] = [];
+  for (const [index, use] of opts.toolUses.entries()) {
+    if (opts.signal.aborted) break;
+    const p = await admit(opts, observer, index, use, now);
+    if ('outcome' in p) finish(p);
+    else planned.push(p);
+  }
+
+  if (!opts.signal.aborted && planned.length > 0) {
+    await observer.beforeRun(
+      planned.map((p) => ({
+        index: p.index,
+        toolUseId: p.use.id,
+        name: p.tool.name,
+        input: p.input,
+        readOnly: p.tool.isReadOnly,
+      })),
+    );
+    for (const group of concurrencyGroups(planned)) {
+      if (opts.signal.aborted) break;
+      const limit = Math.max(1, opts.maxConcurrency ?? 10);
+      for (let i = 0; i < group.length && !opts.signal.aborted; i += limit) {
+        await Promise.all(
+          group.slice(i, i + limit).map(async (p) => finish(await execute(opts, observer, p, now))),
+        );
+      }
+    }
+  }
+
+  // Whatever did not run (abort) still gets a result, so every tool_use stays paired.
+  for (const [index, use] of opts.toolUses.entries()) {
+    if (!reports[index]) finish(interrupted(index, use));
+  }
+  const done = reports as ToolCallReport[];
+  return {
+    results: done.map((r) => ({
+      type: 'tool_result',
+      tool_use_id: r.toolUseId,
+      content: r.result.content,
+      ...(r.result.isError ? { is_error: true } : {}),
+    })),
+    aborted: opts.signal.aborted,
+    reports: done,
+  };
+}
+
+/** Lookup, input validation, PreToolUse hook and permission: decides whether a call may run. */
+async function admit(
+  opts: BatchOptions,
+  observer: BatchObserver,
+  index: number,
+  use: ToolUseBlock,
+  now: () => number,
+): Promise<Planned | ToolCallReport> {
+  const fail = (outcome: ToolOutcome, text: string): ToolCallReport => ({
+    index,
+    toolUseId: use.id,
+    name: use.name,
+    outcome,
+    result: { content: text, isError: true },
+    durationMs: 0,
+  });
+  const tool = opts.registry.get(use.name);
+  if (!tool) {
+    return fail(
+      'unknown_tool',
+      `No such tool: ${use.name}. Available tools: ${opts.registry.names().join(', ') || '(none)'}`,
+    );
+  }
+  const parsed = tool.inputSchema.safeParse(use.input);
+  if (!parsed.success) {
+    const issues = parsed.error.issues
+      .map((i) => `${i.path.length ? i.path.join('.') : '(input)'}: ${i.message}`)
+      .join('; ');
+    return fail('invalid_input', `Invalid input for ${tool.name}: ${issues}`);
+  }
+  let input: unknown = parsed.data;
+  const request = (): PermissionRequest => ({ tool, input, toolUseId: use.id, cwd: opts.cwd });
+
+  let hookAllowed = false;
+  if (opts.hooks?.preToolUse) {
+    const t0 = now();
+    try {
+      const d = await opts.hooks.preToolUse(request());
+      observer.onHook?.({
+        hook: 'PreToolUse',
+        decision: d.decision,
+        reason: d.reason,
+        toolUseId: use.id,
+        durationMs: now() - t0,
+      });
+      if (d.decision === 'deny')
+        return fail('denied', `Denied by PreToolUse hook: ${d.reason ?? 'no reason given'}`);
+      if (d.updatedInput !== undefined) input = d.updatedInput;
+      hookAllowed = d.decision === 'allow';
+    } catch (e) {
+      observer.onHook?.({
+        hook: 'PreToolUse',
+        decision: 'error',
+        reason: (e as Error).message,
+        toolUseId: use.id,
+        durationMs: now() - t0,
+      });
+    }
+  }
+
+  const decided: PermissionResult = hookAllowed
+    ? { behavior: 'allow', by: 'hook:PreToolUse' }
+    : await opts.canUseTool(request());
+  let resolved: 'allow' | 'deny' = decided.behavior === 'allow' ? 'allow' : 'deny';
+  let by = decided.by ?? 'canUseTool';
+  const message = decided.behavior === 'allow' ? undefined : decided.message;
+  if (decided.behavior === 'ask') {
+    if (opts.askUser) {
+      resolved = (await opts.askUser(request(), decided.message)) ? 'allow' : 'deny';
+      by = 'user';
+    } else {
+      by = 'noninteractive';
+    }
+  }
+  observer.onPermission?.({
+    toolUseId: use.id,
+    name: tool.name,
+    decision: decided.behavior,
+    resolved,
+    by,
+    message,
+  });
+  if (resolved === 'deny') {
+    const why =
+      decided.behavior === 'ask' && !opts.askUser
+        ? `Permission to use ${tool.name} needs approval, and this run cannot ask anyone (non-interactive)`
+        : `Permission to use ${tool.name} was denied${message ? `: ${message}` : ''}`;
+    return fail('denied', why);
+  }
+  if (decided.behavior === 'allow' && decided.updatedInput !== undefined) input = decided.updatedInput;
+  return { index, use, tool, input };
+}
+
+async function execute(
+  opts: BatchOptions,
+  observer: BatchObserver,
+  p: Planned,
+  now: () => number,
+): Promise<ToolCallReport> {
+  const t0 = now();
+  const timeoutMs = p.tool.timeoutMs ?? opts.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(opts.signal.reason);
+  opts.signal.addEventListener('abort', onAbort, { once: true });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const report = (outcome: ToolOutcome, out: ToolOutput): ToolCallReport => ({
+    index: p.index,
+    toolUseId: p.use.id,
+    name: p.tool.name,
+    outcome,
+    result: { content: out.content, isError: out.isError ?? outcome !== 'ok' },
+    durationMs: Math.max(0, now() - t0),
+    ...(out.filesRead?.length ? { filesRead: out.filesRead } : {}),
+  });
+  try {
+    // The race makes a tool that ignores its signal unable to hold the loop past abort or timeout.
+    const stopped = new Promise<'timeout' | 'interrupted'>((resolve) => {
+      timer = setTimeout(() => {
+        controller.abort(new Error('timeout'));
+        resolve('timeout');
+      }, timeoutMs);
+      if (opts.signal.aborted) resolve('interrupted');
+      opts.signal.addEventListener('abort', () => resolve('interrupted'), { once: true });
+    });
+    const ran = p.tool
+      .call(p.input, { signal: controller.signal, cwd: opts.cwd, toolUseId: p.use.id, session: opts.session })
+      .then((out) => ({ out }));
+    const first = await Promise.race([ran, stopped]);
+    if (first === 'timeout') {
+      return report('timeout', { content: `${p.tool.name} timed out after ${timeoutMs} ms`, isError: true });
+    }
+    if (first === 'interrupted')
+      return { ...interrupted(p.index, p.use), durationMs: Math.max(0, now() - t0) };
+    let out = first.out;
+    if (opts.hooks?.postToolUse) {
+      const h0 = now();
+      try {
+        const extra = await opts.hooks.postToolUse(
+          { tool: p.tool, input: p.input, toolUseId: p.use.id, cwd: opts.cwd },
+          out,
+        );
+        observer.onHook?.({
+          hook: 'PostToolUse',
+          decision: 'continue',
+          toolUseId: p.use.id,
+          durationMs: now() - h0,
+        });
+        if (extra?.additionalContext) out = withContext(out, extra.additionalContext);
+      } catch (e) {
+        observer.onHook?.({
+          hook: 'PostToolUse',
+          decision: 'error',
+          reason: (e as Error).message,
+          toolUseId: p.use.id,
+          durationMs: now() - h0,
+        });
+      }
+    }
+    return report(out.isError ? 'error' : 'ok', out);
+  } catch (e) {
+    return report('error', {
+      content: `${p.tool.name} failed: ${(e as Error)?.message ?? String(e)}`,
+      isError: true,
+    });
+  } finally {
+    clearTimeout(timer);
+    opts.signal.removeEventListener('abort', onAbort);
+  }
+}
+
+function withContext(out: ToolOutput, extra: string): ToolOutput {
+  const content =
+    typeof out.content === 'string'
+      ? `${out.content}\n\n${extra}`
+      : [...out.content, { type: 'text' as const, text: extra }];
+  return { ...out, content };
+}
+
+function interrupted(index: number, use: ToolUseBlock): ToolCallReport {
+  return {
+    index,
+    toolUseId: use.id,
+    name: use.name,
+    outcome: 'interrupted',
+    result: { content: `[interrupted] ${use.name} did not finish: the run was aborted`, isError: true },
+    durationMs: 0,
+    synthetic: true,
+  };
+}
+
+/** Splits calls into runs of consecutive concurrency-safe calls (parallel) and single unsafe ones. */
+function concurrencyGroups(planned: Planned[]): Planned[][] {
+  const groups: Planned[][] = [];
+  let safe: Planned[] = [];
+  for (const p of planned) {
+    let isSafe = false;
+    try {
+      isSafe = p.tool.isConcurrencySafe(p.input);
+    } catch {
+      isSafe = false;
+    }
+    if (isSafe) {
+      safe.push(p);
+      continue;
+    }
+    if (safe.length) groups.push(safe);
+    safe = [];
+    groups.push([p]);
+  }
+  if (safe.length) groups.push(safe);
+  return groups;
+}
