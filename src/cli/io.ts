@@ -1,0 +1,70 @@
+import path from 'node:path';
+import type { Command } from 'commander';
+import { type FileEventStore, openFileStore } from '../store/fileStore.ts';
+
+/** Exit codes of every command: 0 success, 1 a failed check or run, 2 bad usage. */
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+
+export class UsageError extends Error {
+  readonly code = 'USAGE';
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** A failure the command already explained; exits 1 without a stack trace. */
+export class CommandFailed extends Error {
+  readonly code = 'FAILED';
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT.failed,
+  ) {
+    super(message);
+    this.name = 'CommandFailed';
+  }
+}
+
+export interface GlobalOptions {
+  store?: string;
+  json?: boolean;
+}
+
+/** `--store`, else RELOOP_STORE, else ./.reloop — resolved against the current directory. */
+export function storeDir(opts: GlobalOptions): string {
+  return path.resolve(opts.store ?? process.env.RELOOP_STORE ?? '.reloop');
+}
+
+export async function openStore(opts: GlobalOptions): Promise<FileEventStore> {
+  return openFileStore(storeDir(opts), {
+    onWarning: (w) => process.stderr.write(`warning: ${typeof w === 'string' ? w : JSON.stringify(w)}\n`),
+  });
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+export function out(line = ''): void {
+  process.stdout.write(`${line}\n`);
+}
+
+export function err(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+/** Parses a positive integer option or fails as bad usage. */
+export function intOption(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0)
+    throw new UsageError(`${name} must be a whole number, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** Adds the options every command takes: `--store <dir>` and `--json`. */
+export function withCommonOptions(cmd: Command): Command {
+  return cmd
+    .option('--store <dir>', 'store directory (default: $RELOOP_STORE or ./.reloop)')
+    .option('--json', 'machine-readable output');
+}

@@ -1,0 +1,45 @@
+import { Command, CommanderError } from 'commander';
+import { CommandFailed, EXIT, err, UsageError } from './io.ts';
+
+/**
+ * The `reloop` command line. Each command lives in its own file under ./commands and
+ * registers itself on the program; this file only wires them and maps errors to exit codes.
+ */
+const program = new Command()
+  .name('reloop')
+  .description(
+    'Event-sourced runtime for coding agents: run, inspect, replay and test the query-loop statechart.',
+  )
+  .showHelpAfterError()
+  .exitOverride();
+
+const commands: ((p: Command) => void)[] = [
+  // one line per command module
+];
+
+for (const register of commands) register(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (e) {
+  process.exitCode = exitCodeOf(e);
+}
+
+function exitCodeOf(e: unknown): number {
+  if (e instanceof CommanderError) {
+    if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.exitCode === 0)
+      return EXIT.ok;
+    return EXIT.usage;
+  }
+  if (e instanceof UsageError) {
+    err(`reloop: ${e.message}`);
+    return EXIT.usage;
+  }
+  if (e instanceof CommandFailed) {
+    if (e.message) err(`reloop: ${e.message}`);
+    return e.exitCode;
+  }
+  const code = (e as { code?: unknown })?.code;
+  err(`reloop: ${e instanceof Error ? e.message : String(e)}${typeof code === 'string' ? ` [${code}]` : ''}`);
+  return EXIT.failed;
+}
