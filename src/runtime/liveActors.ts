@@ -12,6 +12,7 @@ import type {
   StopDecision,
   ToolBatchResult,
 } from '../machines/context.ts';
+import { decideStop, type StopAnswer } from '../machines/stopDecision.ts';
 import { estimateTokens, textOf } from '../model/messages.ts';
 import {
   ModelCallError,
@@ -214,7 +215,7 @@ export function liveActors(d: LiveDeps) {
           ...(b ? { reason: b.message } : {}),
           durationMs: 0,
         });
-        if (b) return { decision: 'budget_continue', message: b.message };
+        if (b) return decideStop([{ hook: 'Budget', decision: 'continue', reason: b.message }]);
       }
       if (d.stopHooks.length === 0) return { decision: 'allow' };
       await d.writer.commit();
@@ -225,7 +226,7 @@ export function liveActors(d: LiveDeps) {
         last_assistant_message: textOf(input.lastAssistant.content),
         cwd: d.cwd,
       };
-      const blocks: string[] = [];
+      const answers: StopAnswer[] = [];
       for (const hook of d.stopHooks) {
         const t0 = performance.now();
         let res: StopHookResult;
@@ -235,17 +236,18 @@ export function liveActors(d: LiveDeps) {
           res = { decision: 'error', reason: (e as Error).message };
         }
         if (d.signal.aborted) throw aborted('aborted during stop hooks');
+        const reason = 'reason' in res ? res.reason : undefined;
         rec('hook.decided', {
           hook: 'Stop',
           decision: res.decision,
-          ...('reason' in res ? { reason: res.reason } : {}),
+          ...(reason !== undefined ? { reason } : {}),
           command: hook.name,
           durationMs: Math.round(performance.now() - t0),
         });
-        if (res.decision === 'prevent') return { decision: 'prevent', reason: res.reason };
-        if (res.decision === 'block') blocks.push(res.reason);
+        answers.push({ hook: 'Stop', decision: res.decision, reason });
+        if (res.decision === 'prevent') break;
       }
-      return blocks.length > 0 ? { decision: 'block', reason: blocks.join('\n\n') } : { decision: 'allow' };
+      return decideStop(answers);
     }),
   };
 }

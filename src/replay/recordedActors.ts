@@ -1,0 +1,127 @@
+import { fromPromise } from 'xstate';
+import type {
+  ActorFailure,
+  BackoffInput,
+  BuildQueryInput,
+  CallModelInput,
+  CompactInput,
+  CompactResult,
+  RunToolsInput,
+  StopChecksInput,
+  StopDecision,
+  ToolBatchResult,
+} from '../machines/context.ts';
+import { decideStop, type StopAnswer } from '../machines/stopDecision.ts';
+import { estimateTokens, type ToolResultBlock, ZERO_USAGE } from '../model/messages.ts';
+import type { ModelRequest, ModelResponse } from '../model/types.ts';
+import type { LogRecord } from '../store/records.ts';
+
+/**
+ * Where recorded facts come from during replay. Invocation k of any actor (k = number of
+ * transitions taken so far in the run) is answered from the records logged between
+ * transition k−1 and transition k: live, an actor's facts always land in exactly that slice.
+ */
+export interface FactSource {
+  /** Records of the slice for the actor started after `index` transitions; null past the log's end. */
+  slice(index: number): LogRecord[] | null;
+  /** Whether an abort was requested in the run before the end of that slice. */
+  abortedBy(index: number): boolean;
+  /** The machine has taken this many transitions (set by the replayer as they happen). */
+  readonly taken: number;
+  /** Called when the log has no more facts for a run that never ended (a crash). */
+  endOfLog(): void;
+}
+
+const aborted: ActorFailure = { kind: 'aborted', message: 'aborted (recorded)' };
+
+/** A promise that never settles: the log ended here, the replayer stops the run. */
+function never<T>(src: FactSource): Promise<T> {
+  src.endOfLog();
+  return new Promise<T>(() => {});
+}
+
+export function recordedActors(src: FactSource) {
+  const current = () => {
+    const i = src.taken;
+    return { i, slice: src.slice(i) };
+  };
+
+  return {
+    buildQuery: fromPromise<ModelRequest, BuildQueryInput>(async ({ input }) => {
+      const { i, slice } = current();
+      if (!slice) return never(src);
+      if (src.abortedBy(i)) throw aborted;
+      return {
+        model: input.model,
+        system: input.system,
+        messages: input.messages,
+        tools: [],
+        maxTokens: input.maxTokens,
+      };
+    }),
+
+    callModel: fromPromise<ModelResponse, CallModelInput>(async () => {
+      const { slice } = current();
+      const fact = slice?.find(
+        (r) => (r.type === 'model.responded' || r.type === 'model.failed') && r.data.purpose === 'turn',
+      );
+      if (!fact) return never(src);
+      if (fact.type === 'model.failed') throw fact.data.failure;
+      return (fact as Extract<LogRecord, { type: 'model.responded' }>).data.response;
+    }),
+
+    runTools: fromPromise<ToolBatchResult, RunToolsInput>(async ({ input }) => {
+      const { i, slice } = current();
+      if (!slice) return never(src);
+      const byId = new Map<string, Extract<LogRecord, { type: 'tool.finished' }>>();
+      for (const r of slice) if (r.type === 'tool.finished') byId.set(r.data.toolUseId, r);
+      const results: ToolResultBlock[] = [];
+      for (const use of input.toolUses) {
+        const f = byId.get(use.id);
+        if (!f) return never(src);
+        results.push({
+          type: 'tool_result',
+          tool_use_id: use.id,
+          content: f.data.result.content as ToolResultBlock['content'],
+          ...(f.data.result.isError ? { is_error: true } : {}),
+        });
+      }
+      return { results, aborted: src.abortedBy(i), appendedTokens: estimateTokens(results) };
+    }),
+
+    compact: fromPromise<CompactResult, CompactInput>(async () => {
+      const { slice } = current();
+      if (!slice) return never(src);
+      const failed = slice.find((r) => r.type === 'model.failed' && r.data.purpose === 'compaction');
+      if (failed?.type === 'model.failed' && failed.data.failure.kind === 'aborted') throw aborted;
+      const done = slice.find((r) => r.type === 'compaction.finished');
+      if (!done || done.type !== 'compaction.finished') return never(src);
+      if (!done.data.ok) throw { kind: 'failed', message: done.data.error } satisfies ActorFailure;
+      const res = slice.find((r) => r.type === 'model.responded' && r.data.purpose === 'compaction');
+      const usage = res?.type === 'model.responded' ? res.data.response.usage : ZERO_USAGE;
+      const { messages, summary, tokensBefore, tokensAfter } = done.data;
+      return { messages, summary, tokensBefore, tokensAfter, usage };
+    }),
+
+    backoff: fromPromise<{ delayMs: number }, BackoffInput>(async () => {
+      const { i, slice } = current();
+      const fact = slice?.find((r) => r.type === 'backoff.scheduled');
+      if (!slice || !fact || fact.type !== 'backoff.scheduled') return never(src);
+      if (src.abortedBy(i)) throw aborted;
+      return { delayMs: fact.data.delayMs };
+    }),
+
+    stopChecks: fromPromise<StopDecision, StopChecksInput>(async () => {
+      const { i, slice } = current();
+      if (!slice) return never(src);
+      if (src.abortedBy(i)) throw aborted;
+      const answers: StopAnswer[] = [];
+      for (const r of slice) {
+        if (r.type === 'hook.decided' && (r.data.hook === 'Stop' || r.data.hook === 'Budget')) {
+          answers.push({ hook: r.data.hook, decision: r.data.decision, reason: r.data.reason });
+        }
+      }
+      return decideStop(answers);
+    }),
+  };
+}

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { queryLoopMachine } from '../../src/machines/queryLoop.machine.ts';
+import { verifyReplay } from '../../src/replay/verify.ts';
+import type { LogRecord } from '../../src/store/records.ts';
+import { fixedStopHook, scriptedSession, textTurn, toolTurn } from '../support/harness.ts';
+
+async function recordedSession() {
+  const h = await scriptedSession(
+    [
+      toolTurn([
+        { name: 'echo', input: { text: 'a' } },
+        { name: 'echo', input: { text: 'b' } },
+      ]),
+      { error: { status: 529, type: 'overloaded_error', message: 'Overloaded' } },
+      { text: 'partial', stop_reason: 'max_tokens', usage: { input_tokens: 10, output_tokens: 8192 } },
+      { text: 'partial again', stop_reason: 'max_tokens', usage: { input_tokens: 10, output_tokens: 64000 } },
+      textTurn('done'),
+      textTurn('really done'),
+    ],
+    { stopHooks: [fixedStopHook([{ decision: 'block', reason: 'run the tests' }, { decision: 'allow' }])] },
+  );
+  const res = await h.session.submit('fix it');
+  expect(res.status).toBe('completed');
+  return { h, records: await h.records() };
+}
+
+describe('verify replay', () => {
+  it('passes on an unchanged session', async () => {
+    const { records } = await recordedSession();
+    const report = await verifyReplay(records);
+    expect(report.divergence).toBeNull();
+    expect(report.ok).toBe(true);
+    expect(report.transitions).toBe(records.filter((r) => r.type === 'transition').length);
+  });
+
+  it('fails at the seq of the first changed transition when one recorded response changes', async () => {
+    const { records } = await recordedSession();
+    // The first response asked for tools; make it a plain answer instead.
+    const i = records.findIndex((r) => r.type === 'model.responded');
+    const changed = structuredClone(records) as LogRecord[];
+    const rec = changed[i] as Extract<LogRecord, { type: 'model.responded' }>;
+    rec.data.response.content = [{ type: 'text', text: 'no tools today' }];
+    rec.data.response.stopReason = 'end_turn';
+    const report = await verifyReplay(changed);
+    expect(report.ok).toBe(false);
+    const firstTransitionAfter = changed.find((r) => r.seq > rec.seq && r.type === 'transition')!;
+    expect(report.divergence?.seq).toBe(firstTransitionAfter.seq);
+    expect(report.divergence?.expected).toMatchObject({ reason: 'tool_use_requested' });
+    expect(report.divergence?.actual).toMatchObject({ reason: 'finish_requested' });
+  });
+
+  it('fails at the right seq when a guard of the machine changes', async () => {
+    const { records } = await recordedSession();
+    // A code change: max_tokens is never escalated any more.
+    const changedMachine = queryLoopMachine.provide({ guards: { maxTokensCanEscalate: () => false } });
+    const report = await verifyReplay(records, { machine: changedMachine });
+    expect(report.ok).toBe(false);
+    const escalation = records.find(
+      (r) => r.type === 'transition' && r.data.reason === 'max_tokens_escalation',
+    )!;
+    expect(report.divergence?.seq).toBe(escalation.seq);
+    expect(report.divergence?.actual).toMatchObject({ reason: 'max_tokens_recovery' });
+  });
+
+  it('verifies a prefix of a log that stops mid-run (a crash)', async () => {
+    const { records } = await recordedSession();
+    for (const cut of [5, 9, 14, 20, records.length - 2]) {
+      const report = await verifyReplay(records.slice(0, cut));
+      expect(report.divergence, `cut at ${cut}`).toBeNull();
+    }
+  });
+});
