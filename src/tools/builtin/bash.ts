@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import { runInProcessGroup } from '../processGroup.ts';
+import type { Tool } from '../types.ts';
+
+export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
+export const BASH_MAX_TIMEOUT_MS = 600_000;
+export const BASH_MAX_OUTPUT_CHARS = 30_000;
+
+export const BashInput = z.object({
+  command: z.string().min(1).describe('The shell command to run (bash -c).'),
+  timeout: z
+    .number()
+    .int()
+    .positive()
+    .max(BASH_MAX_TIMEOUT_MS)
+    .optional()
+    .describe(`Timeout in milliseconds (default ${BASH_DEFAULT_TIMEOUT_MS}, max ${BASH_MAX_TIMEOUT_MS}).`),
+  description: z.string().optional().describe('A short description of what the command does (5–10 words).'),
+});
+export type BashInput = z.infer<typeof BashInput>;
+
+const description = `Runs a shell command with bash in the working directory and returns its combined stdout and stderr and its exit code.
+
+- Each call is a fresh shell: cd, variables and aliases do not carry over. Use paths relative to the working directory.
+- Default timeout ${BASH_DEFAULT_TIMEOUT_MS / 1000} s, at most ${BASH_MAX_TIMEOUT_MS / 1000} s (timeout, in ms). On timeout the command and everything it started are killed.
+- stdin is empty: interactive prompts get end-of-file. Pass flags like --yes or -y where a tool asks.
+- Output over ${BASH_MAX_OUTPUT_CHARS} characters keeps the beginning and the end; redirect to a file and Read or Grep it for more.
+- Background jobs (cmd &) that keep writing to the output are killed when the command ends; redirect their output (cmd > log 2>&1 &) to keep them running.
+- Prefer Read, Grep, Glob, Edit and Write over cat, grep, find, sed and echo for files.`;
+
+export interface BashToolOptions {
+  /** SIGTERM → SIGKILL grace when the process group is killed (tests shorten it). */
+  killGraceMs?: number;
+  maxOutputChars?: number;
+}
+
+export function bashTool(opts: BashToolOptions = {}): Tool<BashInput> {
+  return {
+    name: 'Bash',
+    description,
+    inputSchema: BashInput,
+    isReadOnly: false,
+    isConcurrencySafe: () => false,
+    // A backstop above the largest per-call timeout: the tool enforces its own, and kills the group.
+    timeoutMs: BASH_MAX_TIMEOUT_MS + 30_000,
+    async call(input, ctx) {
+      const timeoutMs = Math.min(input.timeout ?? BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS);
+      const r = await runInProcessGroup(input.command, {
+        cwd: ctx.cwd,
+        timeoutMs,
+        signal: ctx.signal,
+        maxOutputChars: opts.maxOutputChars ?? BASH_MAX_OUTPUT_CHARS,
+        combineOutput: true,
+        killGraceMs: opts.killGraceMs,
+      });
+      if (r.spawnError) {
+        // Node reports a missing cwd as "spawn bash ENOENT": name the directory so it can be told apart.
+        return { content: `Could not start bash in ${ctx.cwd}: ${r.spawnError.message}`, isError: true };
+      }
+      const output = r.stdout.replace(/\s+$/, '');
+      const body = output === '' ? '(no output)' : output;
+      if (r.timedOut) {
+        return {
+          content: `${body}\n[Command timed out after ${timeoutMs / 1000} s; it and every process it started were killed.]`,
+          isError: true,
+        };
+      }
+      if (r.aborted) {
+        return {
+          content: `${body}\n[Command aborted; it and every process it started were killed.]`,
+          isError: true,
+        };
+      }
+      const notes: string[] = [];
+      if (r.killedLingering) {
+        notes.push(
+          '[Background processes still holding the output open were killed when the command ended.]',
+        );
+      }
+      if (r.exitCode !== null) notes.push(`[exit code: ${r.exitCode}]`);
+      else notes.push(`[killed by signal ${r.signal ?? 'unknown'}]`);
+      return { content: `${body}\n${notes.join('\n')}`, isError: r.exitCode !== 0 };
+    },
+  };
+}

@@ -1,0 +1,11 @@
+export { splitCommand } from './bashCommand.ts';
+export { FILE_EDIT_TOOLS, modeDecision, type PermissionMode, PermissionModeSchema } from './modes.ts';
+export { createPermissionPolicy, type PermissionPolicyOptions } from './policy.ts';
+export {
+  allowMatch,
+  denyMatches,
+  type PermissionRule,
+  PermissionRuleError,
+  parseRule,
+  parseRules,
+} from './rules.ts';
