@@ -1,4 +1,9 @@
 import { Command, CommanderError } from 'commander';
+import { registerFork } from './commands/fork.ts';
+import { registerLog } from './commands/log.ts';
+import { registerReplay } from './commands/replay.ts';
+import { registerRun } from './commands/run.ts';
+import { registerSessions } from './commands/sessions.ts';
 import { CommandFailed, EXIT, err, UsageError } from './io.ts';
 
 /**
@@ -15,6 +20,11 @@ const program = new Command()
 
 const commands: ((p: Command) => void)[] = [
   // one line per command module
+  registerRun,
+  registerSessions,
+  registerLog,
+  registerReplay,
+  registerFork,
 ];
 
 for (const register of commands) register(program);

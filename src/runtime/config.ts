@@ -1,6 +1,6 @@
 import type { RunConfig } from '../store/records.ts';
 
-export const DEFAULT_MODEL = 'claude-sonnet-4-5';
+export const DEFAULT_MODEL = 'claude-sonnet-4-6';
 
 /** Context-window budget for auto-compaction (DESIGN §1): window − summary reserve − buffer. */
 export const SUMMARY_RESERVE_TOKENS = 20_000;

@@ -1,0 +1,89 @@
+import type { Command } from 'commander';
+import { textOf } from '../../model/messages.ts';
+import { loadRecords, stateAt } from '../../replay/loadSession.ts';
+import { verifyReplay } from '../../replay/verify.ts';
+import { SessionNotFoundError } from '../../store/errors.ts';
+import {
+  CommandFailed,
+  type GlobalOptions,
+  intOption,
+  openStore,
+  out,
+  printJson,
+  withCommonOptions,
+} from '../io.ts';
+
+export function registerReplay(program: Command): void {
+  withCommonOptions(
+    program
+      .command('replay <session>')
+      .description(
+        'rebuild a session from its log; --verify re-drives the machine and compares every transition',
+      )
+      .option('--verify', 're-drive the statechart with the recorded facts and report the first divergence')
+      .option('--to <seq>', 'stop at this seq (state as of that record)'),
+  ).action(async (session: string, opts: GlobalOptions & { verify?: boolean; to?: string }) => {
+    const toSeq = intOption('--to', opts.to);
+    const store = await openStore(opts);
+    try {
+      if (!(await store.exists(session))) throw new SessionNotFoundError(session);
+      if (opts.verify) {
+        const records = await loadRecords(store, session, toSeq);
+        const report = await verifyReplay(records, { toSeq });
+        const { ok, transitions, divergence } = report;
+        if (opts.json) printJson({ ok, records: report.records, transitions, divergence });
+        else if (ok)
+          out(
+            `ok: ${report.records} records, ${transitions} transitions in ${report.runs} runs replay identically`,
+          );
+        else {
+          out(`DIVERGED at seq ${divergence!.seq}: ${divergence!.detail}`);
+          out(`  expected: ${JSON.stringify(divergence!.expected)}`);
+          out(`  actual:   ${JSON.stringify(divergence!.actual)}`);
+        }
+        if (!ok) throw new CommandFailed('', 1);
+        return;
+      }
+      const state = await stateAt(store, session, toSeq);
+      const run = state.currentRun ?? state.runs.last() ?? null;
+      if (opts.json) {
+        printJson({
+          session,
+          seq: state.lastSeq,
+          state: state.currentRun?.state ?? null,
+          run,
+          usage: state.usage,
+          messages: state.messages.view(),
+          denials: state.denials.view(),
+          filesRead: Object.values(state.filesRead),
+          compactions: state.compactions,
+        });
+        return;
+      }
+      out(`session ${session} as of seq ${state.lastSeq}`);
+      if (run)
+        out(
+          `run ${run.id}: ${run.status}${run.reason ? ` (${run.reason})` : ''}, state ${run.state}, ${run.turns} turns`,
+        );
+      out(
+        `usage: ${state.usage.inputTokens} in / ${state.usage.outputTokens} out, $${state.usage.costUsd.toFixed(4)}`,
+      );
+      out(`messages (${state.messages.length}):`);
+      state.messages.view().forEach((m, i) => {
+        out(
+          `  [${i}] ${m.role}: ${textOf(m.content).replace(/\s+/g, ' ').slice(0, 160) || summarize(m.content)}`,
+        );
+      });
+      if (state.denials.length) out(`permission denials: ${state.denials.length}`);
+    } finally {
+      await store.close();
+    }
+  });
+}
+
+function summarize(content: unknown): string {
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((b: { type?: string; name?: string }) => `[${b.type}${b.name ? ` ${b.name}` : ''}]`)
+    .join(' ');
+}

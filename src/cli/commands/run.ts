@@ -1,0 +1,219 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import type { Command } from 'commander';
+import { createCommandStopHook } from '../../hooks/commandHooks.ts';
+import { loadHookSettings } from '../../hooks/settings.ts';
+import type { StopHook } from '../../hooks/types.ts';
+import { AnthropicModelClient, hasApiKey } from '../../model/anthropic.ts';
+import { costOf } from '../../model/pricing.ts';
+import { parseScriptText } from '../../model/script.ts';
+import { ScriptedModelClient } from '../../model/scripted.ts';
+import type { ModelClient } from '../../model/types.ts';
+import type { RunSettings } from '../../runtime/config.ts';
+import { type RunResult, Session, type SessionOptions } from '../../runtime/session.ts';
+import type { FileEventStore } from '../../store/fileStore.ts';
+import { builtinTools } from '../../tools/builtin/index.ts';
+import {
+  createPermissionPolicy,
+  type PermissionMode,
+  PermissionModeSchema,
+} from '../../tools/permissions/index.ts';
+import type { AskUser, ToolHooks } from '../../tools/types.ts';
+import { runDemo } from '../demo.ts';
+import {
+  CommandFailed,
+  EXIT,
+  type GlobalOptions,
+  openStore,
+  out,
+  printJson,
+  storeDir,
+  UsageError,
+  withCommonOptions,
+} from '../io.ts';
+import { liveOutput } from '../liveOutput.ts';
+
+export interface RunOptions extends GlobalOptions {
+  model?: string;
+  script?: string;
+  cwd?: string;
+  maxTurns?: string;
+  maxBudgetUsd?: string;
+  permissionMode?: string;
+  allow: string[];
+  deny: string[];
+  stopHook: string[];
+  settings?: string;
+  fallbackModel?: string;
+  resume?: string;
+  demo?: boolean;
+}
+
+const collect = (v: string, prev: string[]) => [...prev, v];
+
+export function registerRun(program: Command): void {
+  withCommonOptions(
+    program
+      .command('run [prompt]')
+      .description('run the agent loop once on a prompt (Anthropic model, a script, or the offline demo)')
+      .option(
+        '--model <name>',
+        'Anthropic model name (needs ANTHROPIC_API_KEY; ANTHROPIC_BASE_URL is honoured)',
+      )
+      .option('--script <file>', 'answer from a JSON script instead of a model (see docs/script-format.md)')
+      .option('--demo', 'offline demo: fix a failing test in a scratch copy of a tiny project')
+      .option('--cwd <dir>', 'working directory of the tools (default: current directory)')
+      .option('--max-turns <n>', 'tool rounds before the run stops (max_turns_reached)')
+      .option('--max-budget-usd <usd>', 'stop when the run has cost more than this (budget_exhausted)')
+      .option('--permission-mode <mode>', 'default | acceptEdits | bypassPermissions | plan', 'default')
+      .option(
+        '--allow <rule>',
+        'allow rule, e.g. "Bash(npm test:*)" or "Edit(src/**)" (repeatable)',
+        collect,
+        [],
+      )
+      .option('--deny <rule>', 'deny rule (repeatable)', collect, [])
+      .option('--stop-hook <command>', 'command run when the model wants to stop (repeatable)', collect, [])
+      .option('--settings <file>', 'Claude-Code-style settings JSON with hooks (PreToolUse, Stop)')
+      .option('--fallback-model <name>', 'model to switch to after repeated overloads (529)')
+      .option('--resume <session>', 'continue a session (after a crash the interrupted run is closed first)'),
+  ).action(async (prompt: string | undefined, opts: RunOptions) => {
+    if (opts.demo) {
+      const result = await runDemo(opts);
+      process.exitCode = result.status === 'completed' ? EXIT.ok : EXIT.failed;
+      return;
+    }
+    if (!prompt && !opts.resume)
+      throw new UsageError('a prompt is required (or --resume <session> to continue one)');
+    const store = await openStore(opts);
+    try {
+      const result = await runWith(store, prompt ?? null, opts);
+      process.exitCode = result.status === 'completed' ? EXIT.ok : EXIT.failed;
+    } finally {
+      await store.close();
+    }
+  });
+}
+
+/** Builds the session from the flags and runs it once; shared by `run` and the demo. */
+export async function runWith(
+  store: FileEventStore,
+  prompt: string | null,
+  opts: RunOptions,
+  extra: Partial<SessionOptions> = {},
+): Promise<RunResult> {
+  const cwd = path.resolve(opts.cwd ?? process.cwd());
+  const mode = parseMode(opts.permissionMode);
+  const settings: RunSettings = { ...extra.settings };
+  if (opts.maxTurns !== undefined) settings.maxTurns = positiveInt('--max-turns', opts.maxTurns);
+  if (opts.maxBudgetUsd !== undefined)
+    settings.maxBudgetUsd = positiveNumber('--max-budget-usd', opts.maxBudgetUsd);
+  if (opts.fallbackModel) settings.fallbackModel = opts.fallbackModel;
+  if (opts.model) settings.model = opts.model;
+
+  let session: Session | undefined;
+  const model = extra.model ?? (await modelFrom(opts, () => session?.abort()));
+  const canUseTool = createPermissionPolicy({ mode, allow: opts.allow, deny: opts.deny, cwd });
+  const outsideAllowed = opts.allow.some((r) => /\((\/|~\/|\.\.)/.test(r));
+  const stopHooks: StopHook[] = opts.stopHook.map((c) => createCommandStopHook(c, { cwd }));
+  let toolHooks: ToolHooks | undefined;
+  if (opts.settings) {
+    const hooks = await loadHookSettings(path.resolve(opts.settings), { cwd });
+    stopHooks.push(...hooks.stopHooks);
+    toolHooks = hooks.toolHooks;
+    for (const w of hooks.warnings) process.stderr.write(`warning: ${w}\n`);
+  }
+  const live = liveOutput((s) => process.stdout.write(s));
+  const quiet = opts.json === true;
+  const common: SessionOptions = {
+    store,
+    model,
+    cwd,
+    tools: builtinTools({ allowOutsideCwd: outsideAllowed }),
+    canUseTool,
+    askUser: !quiet && process.stdin.isTTY ? terminalAsk : undefined,
+    toolHooks,
+    stopHooks,
+    settings,
+    ...(quiet ? {} : { onRecord: live.onRecord, onStreamEvent: live.onStreamEvent }),
+    ...extra,
+  };
+  session = opts.resume ? await Session.open(opts.resume, common) : await Session.create(common);
+  if (!quiet) out(`session ${session.id}${opts.resume ? ' (resumed)' : ''}`);
+  const onSigint = () => session?.abort('interrupted (SIGINT)');
+  process.on('SIGINT', onSigint);
+  let result: RunResult;
+  try {
+    result = await session.submit(prompt);
+  } finally {
+    process.off('SIGINT', onSigint);
+    live.end();
+  }
+  const { sessionId, runId, status, reason, turns, usage } = result;
+  if (quiet) printJson({ sessionId, runId, status, reason, turns, usage });
+  else {
+    out(
+      `\n${status === 'completed' ? '✓' : '✗'} ${status} (${reason}) after ${turns} turns — ${usage.inputTokens} in / ${usage.outputTokens} out, $${usage.costUsd.toFixed(4)}`,
+    );
+    if (result.error) out(`  error: ${result.error}`);
+    out(`  log:    ${path.join(storeDir(opts), 'sessions', `${sessionId}.jsonl`)}`);
+    out(`  replay: reloop replay ${sessionId} --verify${opts.store ? ` --store ${opts.store}` : ''}`);
+  }
+  return result;
+}
+
+async function modelFrom(opts: RunOptions, requestAbort: () => void): Promise<ModelClient> {
+  if (opts.script) {
+    const file = path.resolve(opts.script);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (e) {
+      throw new UsageError(`cannot read the script ${file}: ${(e as Error).message}`);
+    }
+    return new ScriptedModelClient(parseScriptText(text, file), { file, requestAbort, costOf });
+  }
+  if (!hasApiKey()) {
+    throw new CommandFailed(
+      'no model to talk to: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for any server that speaks the Messages API), ' +
+        'pass --script <file.json> to answer from a script, or try the offline demo: reloop run --demo',
+      EXIT.usage,
+    );
+  }
+  return new AnthropicModelClient();
+}
+
+const terminalAsk: AskUser = async (req, message) => {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const detail = JSON.stringify(req.input).slice(0, 200);
+    const answer = await rl.question(
+      `\nAllow ${req.tool.name} ${detail}?${message ? ` (${message})` : ''} [y/N] `,
+    );
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+};
+
+function parseMode(raw: string | undefined): PermissionMode {
+  const parsed = PermissionModeSchema.safeParse(raw ?? 'default');
+  if (!parsed.success)
+    throw new UsageError(`--permission-mode must be one of ${PermissionModeSchema.options.join(', ')}`);
+  return parsed.data;
+}
+
+function positiveInt(name: string, raw: string): number {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1)
+    throw new UsageError(`${name} must be a whole number ≥ 1, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+function positiveNumber(name: string, raw: string): number {
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0)
+    throw new UsageError(`${name} must be a number > 0, got ${JSON.stringify(raw)}`);
+  return n;
+}

@@ -1,0 +1,75 @@
+import { textOf } from '../model/messages.ts';
+import type { LogRecord } from '../store/records.ts';
+
+const clip = (s: string, n = 100) => {
+  const one = s.replace(/\s+/g, ' ').trim();
+  return one.length > n ? `${one.slice(0, n - 1)}…` : one;
+};
+
+export function timeOf(at: number): string {
+  return new Date(at).toISOString().replace('T', ' ').replace('Z', '');
+}
+
+/** One readable line per record, for `reloop log` and live output. */
+export function describeRecord(r: LogRecord): string {
+  switch (r.type) {
+    case 'session.created':
+      return `session created${r.data.title ? ` "${r.data.title}"` : ''}${r.data.forkedFrom ? ` (fork of ${r.data.forkedFrom.session}@${r.data.forkedFrom.seq})` : ''}`;
+    case 'run.started':
+      return `run started (model ${r.data.config.model}, maxTurns ${r.data.config.maxTurns}${r.data.resumedFrom ? `, resumes ${r.data.resumedFrom}` : ''})`;
+    case 'user.message':
+      return `user: ${clip(textOf(r.data.message.content))}`;
+    case 'message.appended':
+      return `+ ${r.data.origin} (${r.data.message.role}): ${clip(messageSummary(r.data.message.content))}`;
+    case 'model.requested':
+      return `→ model ${r.data.model} (${r.data.purpose}, attempt ${r.data.attempt}, max_tokens ${r.data.maxTokens}, ${r.data.messageCount} messages)`;
+    case 'model.responded': {
+      const u = r.data.response.usage;
+      return `← ${r.data.response.stopReason ?? 'null'} (${u.inputTokens} in / ${u.outputTokens} out, $${u.costUsd.toFixed(4)}): ${clip(messageSummary(r.data.response.content), 70)}`;
+    }
+    case 'model.failed':
+      return `✗ model ${r.data.failure.kind}${r.data.failure.status ? ` ${r.data.failure.status}` : ''}: ${clip(r.data.failure.message)}`;
+    case 'backoff.scheduled':
+      return `backoff ${r.data.delayMs} ms before attempt ${r.data.attempt + 1}${r.data.retryAfterMs !== undefined ? ` (retry-after ${r.data.retryAfterMs} ms)` : ''}`;
+    case 'tool.started':
+      return `tool ${r.data.name} started ${clip(JSON.stringify(r.data.input), 80)}`;
+    case 'tool.finished':
+      return `tool ${r.data.name} ${r.data.outcome}${r.data.synthetic ? ' (synthetic)' : ''} in ${Math.round(r.data.durationMs)} ms: ${clip(typeof r.data.result.content === 'string' ? r.data.result.content : JSON.stringify(r.data.result.content), 70)}`;
+    case 'permission.decided':
+      return `permission ${r.data.name}: ${r.data.decision} → ${r.data.resolved} (${r.data.by})${r.data.message ? `: ${clip(r.data.message, 60)}` : ''}`;
+    case 'hook.decided':
+      return `hook ${r.data.hook}: ${r.data.decision}${r.data.reason ? `: ${clip(r.data.reason, 70)}` : ''}`;
+    case 'compaction.finished':
+      return r.data.ok
+        ? `compaction (${r.data.mode}) ${r.data.tokensBefore} → ${r.data.tokensAfter} tokens, ${r.data.messages.length} messages`
+        : `compaction (${r.data.mode}) failed: ${clip(r.data.error)}`;
+    case 'abort.requested':
+      return `abort requested${r.data.reason ? `: ${r.data.reason}` : ''}`;
+    case 'transition':
+      return `${r.data.from} → ${r.data.to}  [${r.data.reason}]`;
+    case 'run.ended':
+      return `run ended ${r.data.status} (${r.data.reason}), ${r.data.turns} turns, ${r.data.usage.inputTokens} in / ${r.data.usage.outputTokens} out, $${r.data.usage.costUsd.toFixed(4)}${r.data.error ? ` — ${clip(r.data.error)}` : ''}`;
+    default: {
+      const never: never = r;
+      return JSON.stringify(never);
+    }
+  }
+}
+
+function messageSummary(content: Parameters<typeof textOf>[0]): string {
+  if (typeof content === 'string') return content;
+  return content
+    .map((b) => {
+      switch (b.type) {
+        case 'text':
+          return b.text;
+        case 'tool_use':
+          return `[tool_use ${b.name}]`;
+        case 'tool_result':
+          return `[tool_result${b.is_error ? ' error' : ''}]`;
+        default:
+          return `[${b.type}]`;
+      }
+    })
+    .join(' ');
+}

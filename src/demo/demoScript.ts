@@ -1,0 +1,88 @@
+import type { Script } from '../model/script.ts';
+
+/**
+ * The demo's model: a scripted session that fixes the bug in project/sum.js with the real
+ * tools, and on the way goes through every kind of continuation a newcomer should see:
+ * tool rounds, auto-compaction, max-tokens escalation and recovery, a transport retry and a
+ * stop-hook block.
+ */
+export function demoScript(): Script {
+  const usage = (input: number, output: number) => ({
+    input_tokens: input,
+    output_tokens: output,
+    cache_read_input_tokens: 0,
+    cache_creation_input_tokens: 0,
+  });
+  return {
+    turns: [
+      {
+        content: [
+          { type: 'text', text: "I'll read the code and its test first." },
+          { type: 'tool_use', id: 'toolu_read_sum', name: 'Read', input: { file_path: 'sum.js' } },
+          { type: 'tool_use', id: 'toolu_read_test', name: 'Read', input: { file_path: 'test.js' } },
+        ],
+        stop_reason: 'tool_use',
+        usage: usage(2_000, 120),
+      },
+      {
+        content: [
+          { type: 'text', text: 'Now let me run the test to see the failure.' },
+          { type: 'tool_use', id: 'toolu_run_test_1', name: 'Bash', input: { command: 'node test.js' } },
+        ],
+        stop_reason: 'tool_use',
+        // Large enough that the results push the context estimate past the demo's threshold.
+        usage: usage(5_900, 80),
+      },
+      {
+        for: 'compaction',
+        text:
+          '1. Goal — make the failing test in test.js pass.\n2. Done so far — read sum.js and test.js; ran `node test.js`.\n' +
+          '3. Files — sum.js defines sum(a, b) and returns a - b.\n4. Commands — `node test.js` fails: sum(2, 3) returned -1.\n' +
+          '5. Open errors — AssertionError: sum(2, 3) should be 5.\n6. Next step — fix the operator in sum.js and rerun the test.',
+        stop_reason: 'end_turn',
+        usage: usage(6_000, 150),
+      },
+      {
+        text: 'The failure says sum(2, 3) returned -1, which means the function subtracts where it should add. Before changing it, let me explain the whole',
+        stop_reason: 'max_tokens',
+        usage: usage(1_200, 8_192),
+      },
+      {
+        text: 'The failure says sum(2, 3) returned -1: sum.js subtracts instead of adding. The test expects',
+        stop_reason: 'max_tokens',
+        usage: usage(1_200, 9_000),
+      },
+      { error: { status: 529, type: 'overloaded_error', message: 'Overloaded', retry_after_ms: 300 } },
+      {
+        text: 'The code looks right to me; I believe the tests pass now.',
+        stop_reason: 'end_turn',
+        usage: usage(1_400, 40),
+      },
+      {
+        content: [
+          { type: 'text', text: 'The stop hook is right: the test still fails. Fixing the operator.' },
+          {
+            type: 'tool_use',
+            id: 'toolu_edit_sum',
+            name: 'Edit',
+            input: { file_path: 'sum.js', old_string: 'return a - b;', new_string: 'return a + b;' },
+          },
+        ],
+        stop_reason: 'tool_use',
+        usage: usage(1_600, 90),
+      },
+      {
+        content: [
+          { type: 'tool_use', id: 'toolu_run_test_2', name: 'Bash', input: { command: 'node test.js' } },
+        ],
+        stop_reason: 'tool_use',
+        usage: usage(1_800, 40),
+      },
+      {
+        text: 'Fixed: sum() in sum.js subtracted its arguments; it now returns a + b, and `node test.js` passes.',
+        stop_reason: 'end_turn',
+        usage: usage(1_900, 60),
+      },
+    ],
+  };
+}
