@@ -277,8 +277,16 @@ async function execute(
         controller.abort(new Error('timeout'));
         resolve('timeout');
       }, timeoutMs);
-      if (opts.signal.aborted) resolve('interrupted');
-      opts.signal.addEventListener('abort', () => resolve('interrupted'), { once: true });
+      // Listen on the call's own controller (aborted by the run's signal above), never on the
+      // run's signal directly: a listener left there per call would pile up over a long run.
+      if (controller.signal.aborted) resolve('interrupted');
+      controller.signal.addEventListener(
+        'abort',
+        () => resolve(opts.signal.aborted ? 'interrupted' : 'timeout'),
+        {
+          once: true,
+        },
+      );
     });
     const ran = p.tool
       .call(p.input, { signal: controller.signal, cwd: opts.cwd, toolUseId: p.use.id, session: opts.session })

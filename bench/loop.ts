@@ -1,0 +1,180 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import type { Message, ToolResultBlock } from '../src/model/messages.ts';
+import type { Script } from '../src/model/script.ts';
+import { ScriptedModelClient } from '../src/model/scripted.ts';
+import { counterIds, seededRandom, VirtualClock } from '../src/runtime/determinism.ts';
+import { Session } from '../src/runtime/session.ts';
+import { type FdatasyncLatency, fdatasyncLatency, openFileStore } from '../src/store/fileStore.ts';
+import { MemoryEventStore } from '../src/store/memoryStore.ts';
+import type { EventStore } from '../src/store/types.ts';
+import type { Tool } from '../src/tools/types.ts';
+
+/**
+ * The foundation benchmark: N tool rounds against a zero-latency scripted model and a no-op
+ * tool, through the statechart runtime, next to a plain hand-written while loop doing the
+ * same model/tool work. Prints µs per turn, the ratio, per-turn cost early vs late (flatness)
+ * and heap after the run.
+ */
+const noop: Tool<{ n: number }> = {
+  name: 'noop',
+  description: 'does nothing',
+  inputSchema: z.object({ n: z.number() }),
+  isReadOnly: true,
+  isConcurrencySafe: () => true,
+  async call() {
+    return { content: 'ok' };
+  },
+};
+
+function script(rounds: number): Script {
+  const turns: Script['turns'] = [];
+  for (let i = 0; i < rounds; i++) {
+    turns.push({
+      content: [{ type: 'tool_use', id: `t${i}`, name: 'noop', input: { n: i } }],
+      stop_reason: 'tool_use',
+      usage: {
+        input_tokens: 10,
+        output_tokens: 5,
+        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: 0,
+      },
+    });
+  }
+  turns.push({ text: 'done', stop_reason: 'end_turn', usage: undefined });
+  return { turns };
+}
+
+export interface LoopBench {
+  rounds: number;
+  usPerTurn: number;
+  earlyUsPerTurn: number;
+  lateUsPerTurn: number;
+  heapMb: number;
+  records: number;
+}
+
+export async function benchStatechart(rounds: number, store: EventStore): Promise<LoopBench> {
+  const client = new ScriptedModelClient(script(rounds));
+  const session = await Session.create({
+    store,
+    model: client,
+    tools: [noop],
+    clock: new VirtualClock(),
+    random: seededRandom(1),
+    ids: counterIds('bench-'),
+    settings: { maxTurns: rounds + 1, contextWindow: 10_000_000 },
+  });
+  const marks: number[] = [];
+  let records = 0;
+  const t0 = performance.now();
+  const off = (
+    session as unknown as { writer: { onRecord: (f: (r: { type: string }) => void) => () => void } }
+  ).writer.onRecord((r) => {
+    records++;
+    if (r.type === 'tool.finished') marks.push(performance.now());
+  });
+  const result = await session.submit('go');
+  const total = performance.now() - t0;
+  off();
+  if (result.status !== 'completed' || result.turns !== rounds + 1) {
+    throw new Error(`bench run ended ${result.status}/${result.reason} after ${result.turns} turns`);
+  }
+  return summarise(rounds, total, marks, records);
+}
+
+/** The same work without a statechart or a log: call the model, run the tool, append, repeat. */
+export async function benchPlainLoop(rounds: number): Promise<LoopBench> {
+  const client = new ScriptedModelClient(script(rounds));
+  const messages: Message[] = [{ role: 'user', content: 'go' }];
+  const marks: number[] = [];
+  const signal = new AbortController().signal;
+  const t0 = performance.now();
+  while (true) {
+    const res = await client.stream({ model: 'm', messages, tools: [], maxTokens: 8192 }, { signal });
+    messages.push({ role: 'assistant', content: res.content });
+    const uses = res.content.filter((b) => b.type === 'tool_use');
+    if (uses.length === 0) break;
+    const results: ToolResultBlock[] = [];
+    for (const u of uses) {
+      const input = noop.inputSchema.parse(u.type === 'tool_use' ? u.input : {});
+      const out = await noop.call(input, {
+        signal,
+        cwd: '.',
+        toolUseId: u.type === 'tool_use' ? u.id : '',
+        session: { sessionId: 'plain', fileRead: () => undefined },
+      });
+      results.push({
+        type: 'tool_result',
+        tool_use_id: u.type === 'tool_use' ? u.id : '',
+        content: out.content as string,
+      });
+    }
+    messages.push({ role: 'user', content: results });
+    marks.push(performance.now());
+  }
+  return summarise(rounds, performance.now() - t0, marks, 0);
+}
+
+function summarise(rounds: number, totalMs: number, marks: number[], records: number): LoopBench {
+  const window = Math.max(1, Math.min(1000, Math.floor(rounds / 10)));
+  const per = (from: number) => ((marks[from + window - 1]! - marks[from - 1]!) * 1000) / window;
+  const early = Math.min(100, rounds - window - 1);
+  global.gc?.();
+  return {
+    rounds,
+    usPerTurn: (totalMs * 1000) / rounds,
+    earlyUsPerTurn: per(Math.max(1, early)),
+    lateUsPerTurn: per(rounds - window),
+    heapMb: process.memoryUsage().heapUsed / 1024 / 1024,
+    records,
+  };
+}
+
+const f = (n: number) => n.toFixed(1);
+
+export async function benchLoop(rounds = 10_000): Promise<void> {
+  console.log(`\n## Loop: ${rounds} tool rounds, zero-latency scripted model, no-op tool`);
+  // Warm up the JIT on both paths so the first measured run is not the cold one.
+  await benchPlainLoop(500);
+  await benchStatechart(500, new MemoryEventStore());
+  const plain = await benchPlainLoop(rounds);
+  const mem = await benchStatechart(rounds, new MemoryEventStore());
+  console.log(
+    '| loop | µs/turn | early µs/turn (turns 100–1100) | late µs/turn (last 1000) | late/early | heap MB | records |',
+  );
+  console.log('|---|---|---|---|---|---|---|');
+  const row = (name: string, b: LoopBench) =>
+    console.log(
+      `| ${name} | ${f(b.usPerTurn)} | ${f(b.earlyUsPerTurn)} | ${f(b.lateUsPerTurn)} | ${(b.lateUsPerTurn / b.earlyUsPerTurn).toFixed(2)} | ${f(b.heapMb)} | ${b.records} |`,
+    );
+  row('plain while loop', plain);
+  row('statechart + memory store', mem);
+  const dir = await mkdtemp(path.join(tmpdir(), 'reloop-bench-loop-'));
+  try {
+    const fsync = await fdatasyncLatency(dir, 200);
+    const store = await openFileStore(dir);
+    const file = await benchStatechart(rounds, store);
+    await store.close();
+    row('statechart + file store (durable)', file);
+    console.log(`\nratio statechart(memory)/plain: ${(mem.usPerTurn / plain.usPerTurn).toFixed(1)}×`);
+    console.log(
+      `fdatasync on this machine: median ${f(fsync.medianMs * 1000)} µs, mean ${f(fsync.meanMs * 1000)} µs, p99 ${f(fsync.p99Ms * 1000)} µs`,
+    );
+    console.log(
+      `durable turn cost: ${f(file.usPerTurn)} µs; two fdatasyncs + 100 µs budget ≈ ${f(2 * fsyncUs(fsync) + 100)} µs`,
+    );
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function fsyncUs(l: FdatasyncLatency): number {
+  return l.medianMs * 1000;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await benchLoop(Number(process.argv[2] ?? 10_000));
+}
