@@ -1,0 +1,180 @@
+import { Low } from 'lowdb';
+import { JSONFile } from 'lowdb/node';
+import { z } from 'zod';
+import { updateCatalogRow } from './catalogRow.ts';
+import { readRecords, type WarningHandler } from './fileStream.ts';
+import { RunStatusSchema } from './records.ts';
+import type { SessionInfo } from './types.ts';
+
+/**
+ * `<store>/catalog.json`, through lowdb. The catalog is a cache of what the streams say: each row keeps
+ * the stream size it was folded up to (`bytes`), so a stream that grew behind our back (another
+ * process, a crash before the catalog was flushed) is noticed with one stat and refolded from there.
+ * Several processes may rewrite this file; the last one wins and the others' rows get repaired later.
+ */
+const EntrySchema = z.object({
+  id: z.string(),
+  title: z.string(),
+  created: z.number(),
+  updated: z.number(),
+  status: z.union([RunStatusSchema, z.enum(['running', 'idle'])]),
+  lastSeq: z.number().int().nonnegative(),
+  forkedFrom: z.object({ session: z.string(), seq: z.number().int() }).nullable(),
+  bytes: z.number().int().nonnegative(),
+});
+export type CatalogEntry = z.infer<typeof EntrySchema>;
+
+interface CatalogFile {
+  version: 1;
+  sessions: Record<string, CatalogEntry>;
+}
+
+export class Catalog {
+  private timer: NodeJS.Timeout | undefined;
+  private dirty = false;
+  private inflight: Promise<void> = Promise.resolve();
+  /** How many times the file was rewritten: lets tests and benchmarks check the coalescing. */
+  writes = 0;
+
+  private constructor(
+    private readonly db: Low<CatalogFile>,
+    private readonly warn: WarningHandler,
+    private readonly flushDelayMs: number,
+  ) {}
+
+  static async open(path: string, warn: WarningHandler, flushDelayMs: number): Promise<Catalog> {
+    const db = new Low<CatalogFile>(new JSONFile<CatalogFile>(path), { version: 1, sessions: {} });
+    let raw: unknown;
+    try {
+      await db.read();
+      raw = db.data;
+    } catch (e) {
+      warn({
+        code: 'catalog_unreadable',
+        file: path,
+        message: `${path}: ${(e as Error).message}; rebuilding`,
+      });
+    }
+    const sessions: Record<string, CatalogEntry> = {};
+    const rows = (raw as { sessions?: unknown } | undefined)?.sessions;
+    if (typeof rows === 'object' && rows !== null) {
+      for (const [id, row] of Object.entries(rows)) {
+        const parsed = EntrySchema.safeParse(row);
+        // A row we cannot read is simply refolded from its stream on the next list().
+        if (parsed.success && parsed.data.id === id) sessions[id] = parsed.data;
+      }
+    }
+    db.data = { version: 1, sessions };
+    return new Catalog(db, warn, flushDelayMs);
+  }
+
+  get(id: string): CatalogEntry | undefined {
+    return this.db.data.sessions[id];
+  }
+
+  row(id: string): SessionInfo | undefined {
+    const entry = this.get(id);
+    return entry ? rowOf(entry) : undefined;
+  }
+
+  ids(): string[] {
+    return Object.keys(this.db.data.sessions);
+  }
+
+  set(row: SessionInfo, bytes: number): void {
+    this.db.data.sessions[row.id] = { ...row, bytes };
+    this.touch();
+  }
+
+  delete(id: string): void {
+    if (!(id in this.db.data.sessions)) return;
+    delete this.db.data.sessions[id];
+    this.touch();
+  }
+
+  /**
+   * Appends only mark the catalog dirty; one delayed write covers every append in the meantime, so
+   * lowdb's whole-file rewrite never sits on the append path. Losing it in a crash costs a refold.
+   */
+  private touch(): void {
+    this.dirty = true;
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.flush();
+    }, this.flushDelayMs);
+    this.timer.unref();
+  }
+
+  async flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (!this.dirty) return this.inflight;
+    this.dirty = false;
+    this.writes++;
+    // lowdb serialises synchronously inside write(), so later changes wait for the next flush.
+    const write = this.db.write().catch((e: unknown) => {
+      this.dirty = true;
+      this.warn({ code: 'catalog_write_failed', message: `catalog not saved: ${(e as Error).message}` });
+    });
+    this.inflight = this.inflight.then(() => write);
+    return this.inflight;
+  }
+
+  /**
+   * The row of a session whose stream has `size` committed bytes, refolded from the stream when it
+   * grew past (or no longer matches) what the row was folded from — from the row's offset when it can.
+   */
+  async fresh(session: string, file: string, size: number): Promise<SessionInfo | undefined> {
+    const entry = this.get(session);
+    if (size === 0) return undefined; // no record yet (a writer that has not written)
+    if (entry && entry.bytes === size) return rowOf(entry);
+    const resume = entry && entry.bytes > 0 && entry.bytes < size ? entry : undefined;
+    // The offset a row was folded to may not be a line boundary any more (a file replaced or cut):
+    // then fold from the start.
+    let error: unknown;
+    for (const from of resume ? [resume, undefined] : [undefined]) {
+      try {
+        return await this.fold(session, file, from, size);
+      } catch (e) {
+        error = e;
+      }
+    }
+    this.warn({
+      code: 'catalog_row_unreadable',
+      session,
+      file,
+      message: `catalog row of ${session} not rebuilt: ${(error as Error).message}`,
+    });
+    return entry ? rowOf(entry) : undefined;
+  }
+
+  private async fold(
+    session: string,
+    file: string,
+    from: CatalogEntry | undefined,
+    end: number,
+  ): Promise<SessionInfo | undefined> {
+    let row = from ? rowOf(from) : undefined;
+    let bytes = from?.bytes ?? 0;
+    const records = readRecords({
+      session,
+      file,
+      start: bytes,
+      firstLine: (from?.lastSeq ?? 0) + 1,
+      end,
+      onTornTail: () => undefined, // read() and the writer report torn tails; the catalog just stops there
+    });
+    for await (const batch of records) {
+      row = updateCatalogRow(row, batch.records);
+      bytes = batch.end;
+    }
+    if (row) this.set(row, bytes);
+    return row;
+  }
+}
+
+function rowOf(entry: CatalogEntry): SessionInfo {
+  const { bytes: _bytes, ...row } = entry;
+  return row;
+}

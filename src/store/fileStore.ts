@@ -1,0 +1,274 @@
+import { type FileHandle, mkdir, readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Catalog } from './catalog.ts';
+import { updateCatalogRow } from './catalogRow.ts';
+import { catalogSorted } from './catalogSort.ts';
+import { ConcurrencyError, InvalidRecordError, SessionNotFoundError } from './errors.ts';
+import { readRecords, type StoreWarning, type WarningHandler } from './fileStream.ts';
+import type { LogRecord } from './records.ts';
+import { acquireSessionLock, type SessionLock } from './sessionLock.ts';
+import { createStream, openStreamForWriting, peekLastSeq } from './streamTail.ts';
+import type { AppendOptions, EventStore, ReadRange, SessionInfo } from './types.ts';
+import { checkContiguous, validateRecord } from './validate.ts';
+
+export type { StoreWarning, WarningHandler } from './fileStream.ts';
+export { type FdatasyncLatency, fdatasyncLatency } from './fsyncProbe.ts';
+
+export interface FileStoreOptions {
+  /** Torn tails cut, catalog repairs… Defaults to process.emitWarning so the CLI decides what to show. */
+  onWarning?: WarningHandler;
+  /** Delay before the catalog is rewritten after an append; appends in between share one write. */
+  catalogFlushMs?: number;
+}
+
+/** What a writer keeps in memory so that an append never looks at what is already on disk. */
+interface Writer {
+  /** Opened (and the file created) by the first write, so a refused first append leaves no file. */
+  fh: FileHandle | undefined;
+  lock: SessionLock;
+  lastSeq: number;
+  /** Committed bytes: the end of the last durable line. */
+  size: number;
+}
+
+// Session ids become file names: no separators, no dot-names.
+const SESSION_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
+
+function assertSessionId(session: string): void {
+  if (!SESSION_ID.test(session)) {
+    throw new InvalidRecordError({ session }, 'session id cannot be used as a file name');
+  }
+}
+
+async function sizeOf(file: string): Promise<number | undefined> {
+  try {
+    return (await stat(file)).size;
+  } catch (e) {
+    if ((e as { code?: string }).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
+export async function openFileStore(dir: string, options: FileStoreOptions = {}): Promise<FileEventStore> {
+  await mkdir(join(dir, 'sessions'), { recursive: true });
+  const warn: WarningHandler =
+    options.onWarning ?? ((w: StoreWarning) => process.emitWarning(w.message, { code: w.code }));
+  const catalog = await Catalog.open(join(dir, 'catalog.json'), warn, options.catalogFlushMs ?? 100);
+  return new FileEventStore(dir, catalog, warn);
+}
+
+/**
+ * The embedded store: `<dir>/sessions/<id>.jsonl`, one record per line, one `write` and one
+ * `fdatasync` per append call, one writer per session across processes. See DESIGN.md §4.
+ */
+export class FileEventStore implements EventStore {
+  private readonly writers = new Map<string, Writer>();
+  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly sessionsDir: string;
+  private closed = false;
+
+  constructor(
+    readonly dir: string,
+    private readonly catalog: Catalog,
+    private readonly warn: WarningHandler,
+  ) {
+    this.sessionsDir = join(dir, 'sessions');
+  }
+
+  /** Catalog rewrites so far (appends share them). */
+  get catalogWrites(): number {
+    return this.catalog.writes;
+  }
+
+  async append(
+    session: string,
+    records: readonly LogRecord[],
+    { expectedSeq }: AppendOptions,
+  ): Promise<void> {
+    this.assertOpen();
+    assertSessionId(session);
+    return this.exclusive(session, async () => {
+      if (records.length === 0) {
+        const actual = this.writers.get(session)?.lastSeq ?? (await this.lastSeqOrZero(session));
+        if (actual !== expectedSeq) throw new ConcurrencyError(session, expectedSeq, actual);
+        return;
+      }
+      const w = await this.writerFor(session);
+      if (w.lastSeq !== expectedSeq) throw new ConcurrencyError(session, expectedSeq, w.lastSeq);
+      const valid = records.map((r) => validateRecord(r, { session }));
+      checkContiguous(session, valid, expectedSeq);
+      const buf = Buffer.from(`${valid.map((r) => JSON.stringify(r)).join('\n')}\n`);
+      w.fh ??= await createStream(this.streamPath(session), this.sessionsDir);
+      const fh = w.fh;
+      try {
+        // O_APPEND: the batch lands at the end in one write; the loop only matters for short writes.
+        for (let done = 0; done < buf.length; ) {
+          done += (await fh.write(buf, done, buf.length - done)).bytesWritten;
+        }
+        await fh.datasync();
+      } catch (e) {
+        // After a failed write or fdatasync the file's state is unknown: undo what we can and let the
+        // next append reopen the stream, which re-derives lastSeq from what is really there.
+        await fh.truncate(w.size).catch(() => undefined);
+        await this.dropWriter(session);
+        throw e;
+      }
+      w.size += buf.length;
+      w.lastSeq = expectedSeq + valid.length;
+      this.catalog.set(updateCatalogRow(this.catalog.row(session), valid), w.size);
+    });
+  }
+
+  async *read(session: string, range: ReadRange = {}): AsyncIterable<LogRecord> {
+    this.assertOpen();
+    const file = this.streamPath(session);
+    if (!SESSION_ID.test(session) || !(await sizeOf(file))) throw new SessionNotFoundError(session);
+    const fromSeq = Math.max(1, range.fromSeq ?? 1);
+    const toSeq = range.toSeq ?? Number.POSITIVE_INFINITY;
+    if (fromSeq > toSeq) return;
+    const records = readRecords({
+      session,
+      file,
+      end: this.writers.get(session)?.size,
+      fromSeq,
+      toSeq,
+      onTornTail: (t) =>
+        this.warn({
+          code: 'torn_tail',
+          session,
+          file,
+          line: t.line,
+          message: `${file} line ${t.line}: torn last line (${t.detail}); ignored — a crash mid-write, or a write in progress`,
+        }),
+    });
+    for await (const batch of records) yield* batch.records;
+  }
+
+  async list(): Promise<SessionInfo[]> {
+    this.assertOpen();
+    const ids = (await readdir(this.sessionsDir))
+      .filter((f) => f.endsWith('.jsonl'))
+      .map((f) => f.slice(0, -'.jsonl'.length))
+      .filter((id) => SESSION_ID.test(id));
+    const present = new Set(ids);
+    for (const id of this.catalog.ids()) if (!present.has(id)) this.catalog.delete(id);
+    const rows = await Promise.all(ids.map((id) => this.freshRow(id)));
+    return catalogSorted(rows.filter((r): r is SessionInfo => r !== undefined && r.lastSeq > 0));
+  }
+
+  async lastSeq(session: string): Promise<number> {
+    this.assertOpen();
+    const w = this.writers.get(session);
+    if (w && w.lastSeq > 0) return w.lastSeq;
+    if (!(await this.exists(session))) throw new SessionNotFoundError(session);
+    return this.lastSeqOrZero(session);
+  }
+
+  async exists(session: string): Promise<boolean> {
+    this.assertOpen();
+    if (!SESSION_ID.test(session)) return false;
+    const w = this.writers.get(session);
+    if (w) return w.lastSeq > 0;
+    return ((await sizeOf(this.streamPath(session))) ?? 0) > 0;
+  }
+
+  /** Takes the session's writer lock now rather than at the first append (SessionLockedError if taken). */
+  async openWriter(session: string): Promise<void> {
+    this.assertOpen();
+    assertSessionId(session);
+    await this.exclusive(session, () => this.writerFor(session));
+  }
+
+  /** Gives the session's lock back (other processes may then write it) and closes its file. */
+  async closeWriter(session: string): Promise<void> {
+    await this.exclusive(session, () => this.dropWriter(session));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([...this.queues.values()]);
+    await Promise.all([...this.writers.keys()].map((s) => this.dropWriter(s)));
+    await this.catalog.flush();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error(`file store ${this.dir} is closed`);
+  }
+
+  private streamPath(session: string): string {
+    return join(this.sessionsDir, `${session}.jsonl`);
+  }
+
+  /** Serialises the operations on one session inside this process (the lock covers other processes). */
+  private exclusive<T>(session: string, fn: () => Promise<T>): Promise<T> {
+    const run = (this.queues.get(session) ?? Promise.resolve()).then(fn);
+    const settled = run.catch(() => undefined);
+    this.queues.set(session, settled);
+    void settled.then(() => {
+      if (this.queues.get(session) === settled) this.queues.delete(session);
+    });
+    return run;
+  }
+
+  private async writerFor(session: string): Promise<Writer> {
+    const existing = this.writers.get(session);
+    if (existing) return existing;
+    const file = this.streamPath(session);
+    const lock = await acquireSessionLock(join(this.sessionsDir, `${session}.lock`), session);
+    const w: Writer = { fh: undefined, lock, lastSeq: 0, size: 0 };
+    try {
+      const opened = await openStreamForWriting(file, session);
+      if (opened) {
+        Object.assign(w, { fh: opened.fh, lastSeq: opened.lastSeq, size: opened.size });
+        if (opened.cut) {
+          const { line, bytes } = opened.cut;
+          this.warn({
+            code: 'torn_tail_cut',
+            session,
+            file,
+            line,
+            message: `${file} line ${line}: torn last write (${bytes} bytes) cut; the stream ends at seq ${opened.lastSeq}`,
+          });
+        }
+      }
+      this.writers.set(session, w);
+      // The writer folds its appends onto the catalog row, so that row must match the stream first.
+      await this.freshRow(session);
+      return w;
+    } catch (e) {
+      this.writers.delete(session);
+      await w.fh?.close().catch(() => undefined);
+      await lock.release();
+      throw e;
+    }
+  }
+
+  private async dropWriter(session: string): Promise<void> {
+    const w = this.writers.get(session);
+    if (!w) return;
+    this.writers.delete(session);
+    await w.fh?.close().catch(() => undefined);
+    await w.lock.release();
+  }
+
+  /** Last seq without the lock, from the tail: the cost does not depend on the stream's length. */
+  private lastSeqOrZero(session: string): Promise<number> {
+    const file = this.streamPath(session);
+    return peekLastSeq(file, session, (line) =>
+      this.warn({
+        code: 'torn_tail',
+        session,
+        file,
+        line,
+        message: `${file} line ${line}: torn last line ignored (the next writer cuts it)`,
+      }),
+    );
+  }
+
+  private async freshRow(session: string): Promise<SessionInfo | undefined> {
+    const file = this.streamPath(session);
+    const size = this.writers.get(session)?.size ?? (await sizeOf(file));
+    return size === undefined ? undefined : this.catalog.fresh(session, file, size);
+  }
+}
