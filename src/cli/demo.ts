@@ -44,6 +44,8 @@ export async function runDemo(opts: RunOptions): Promise<RunResult> {
         settings: { model: 'claude-sonnet-4-6', autoCompactThreshold: 6_000 },
         title: 'demo: fix the failing test',
       },
+      // Under --json the demo prints one object: the run's result plus the project check.
+      { printResult: false },
     );
     const check = await promisify(execFile)('node', ['test.js'], { cwd: scratch }).then(
       (r) => ({ ok: true, output: r.stdout.trim() }),
@@ -55,8 +57,10 @@ export async function runDemo(opts: RunOptions): Promise<RunResult> {
             .split('\n')[0] ?? '',
       }),
     );
-    if (opts.json) printJson({ ...result, project: scratch, testPasses: check.ok });
-    else
+    if (opts.json) {
+      const { sessionId, runId, status, reason, turns, usage } = result;
+      printJson({ sessionId, runId, status, reason, turns, usage, project: scratch, testPasses: check.ok });
+    } else
       out(
         `  project: ${scratch} — \`node test.js\`: ${check.ok ? check.output : `still failing (${check.output})`}`,
       );

@@ -37,7 +37,8 @@ export function storeDir(opts: GlobalOptions): string {
 
 export async function openStore(opts: GlobalOptions): Promise<FileEventStore> {
   return openFileStore(storeDir(opts), {
-    onWarning: (w) => process.stderr.write(`warning: ${typeof w === 'string' ? w : JSON.stringify(w)}\n`),
+    // A person reads this: the warning's own sentence (it names the file and line), not its JSON.
+    onWarning: (w) => process.stderr.write(`warning: ${typeof w === 'string' ? w : w.message}\n`),
   });
 }
 

@@ -102,6 +102,8 @@ export async function runWith(
   prompt: string | null,
   opts: RunOptions,
   extra: Partial<SessionOptions> = {},
+  /** Whether `--json` prints the run's result object (the demo prints its own, extended one). */
+  { printResult = true }: { printResult?: boolean } = {},
 ): Promise<RunResult> {
   const cwd = path.resolve(opts.cwd ?? process.cwd());
   const mode = parseMode(opts.permissionMode);
@@ -151,8 +153,9 @@ export async function runWith(
     live.end();
   }
   const { sessionId, runId, status, reason, turns, usage } = result;
-  if (quiet) printJson({ sessionId, runId, status, reason, turns, usage });
-  else {
+  if (quiet) {
+    if (printResult) printJson({ sessionId, runId, status, reason, turns, usage });
+  } else {
     out(
       `\n${status === 'completed' ? '✓' : '✗'} ${status} (${reason}) after ${turns} turns — ${usage.inputTokens} in / ${usage.outputTokens} out, $${usage.costUsd.toFixed(4)}`,
     );
