@@ -78,8 +78,9 @@ function* splitRuns(records: readonly LogRecord[]): Generator<RunSlice> {
       if (open) yield open;
       open = { start: r, before: state, records: [] };
     } else if (open && r.run === open.start.run) {
-      // The user message of the run is part of what the machine starts from.
-      if (r.type === 'user.message' && !open.records.some((x) => x.type === 'transition')) {
+      // Everything a run logs before its first transition (the user message, the repairs of a
+      // resumed run) is what the machine starts from, not something it did.
+      if (r.type !== 'transition' && !open.records.some((x) => x.type === 'transition')) {
         open.before = evolve(open.before, r);
       } else {
         open.records.push(r);

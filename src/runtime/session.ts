@@ -24,7 +24,7 @@ import {
 } from './determinism.ts';
 import { driveMachine } from './driveMachine.ts';
 import { liveActors } from './liveActors.ts';
-import { planInterruptedRun } from './recovery.ts';
+import { type InterruptedRunPlan, planInterruptedRun } from './recovery.ts';
 import { type RecordListener, SessionWriter } from './sessionWriter.ts';
 
 export interface SessionOptions {
@@ -152,22 +152,27 @@ export class Session {
     const onOuterAbort = () => this.abort('aborted by the caller');
     options.signal?.addEventListener('abort', onOuterAbort, { once: true });
     try {
-      const resumedFrom = await this.closeInterruptedRun(controller.signal);
-      return await this.run(prompt ?? null, controller.signal, resumedFrom);
+      const plan = await this.closeInterruptedRun();
+      return await this.run(prompt ?? null, controller.signal, plan);
     } finally {
       options.signal?.removeEventListener('abort', onOuterAbort);
       this.controller = null;
     }
   }
 
-  private async run(prompt: string | Message | null, signal: AbortSignal, resumedFrom: string | null) {
+  private async run(
+    prompt: string | Message | null,
+    signal: AbortSignal,
+    resumed: InterruptedRunPlan | null,
+  ) {
     const config = resolveRunConfig(this.opts.settings);
     const runId = (this.opts.ids ?? nanoidIds)('run');
     this.rec(runId, 'run.started', {
       config,
-      ...(resumedFrom ? { resumedFrom } : {}),
+      ...(resumed ? { resumedFrom: resumed.runId } : {}),
       autoCompactFailures: this.state.autoCompactFailures,
     });
+    if (resumed) await this.repairHistory(runId, resumed, signal);
     const last = this.state.messages.last();
     if (prompt !== null) {
       const message: Message = typeof prompt === 'string' ? { role: 'user', content: prompt } : prompt;
@@ -235,20 +240,38 @@ export class Session {
     return result;
   }
 
-  /** Closes a run whose process died, so the history is valid and the log says what happened. */
-  private async closeInterruptedRun(signal: AbortSignal): Promise<string | null> {
+  /**
+   * Closes a run whose process died: `run.ended` (reason `interrupted`) says which state it
+   * was in and which effects were in flight. The repairs to the history come next, in the new
+   * run, so the closed run's records are exactly what the dead process logged.
+   */
+  private async closeInterruptedRun(): Promise<InterruptedRunPlan | null> {
     const plan = planInterruptedRun(this.state);
     if (!plan) return null;
+    const run = this.state.currentRun!;
+    this.rec(plan.runId, 'run.ended', {
+      status: 'aborted',
+      reason: INTERRUPTED_RUN_REASON,
+      turns: run.turns,
+      usage: run.usage,
+      interrupted: { state: plan.state, inFlight: plan.inFlight },
+    });
+    await this.writer.commit();
+    return plan;
+  }
+
+  /** Pairs every tool_use the dead run left open: logged results, re-run read-only tools, or "interrupted". */
+  private async repairHistory(runId: string, plan: InterruptedRunPlan, signal: AbortSignal): Promise<void> {
     const blocks: { index: number; block: ToolResultBlock }[] = plan.logged.map((l) => ({
       index: l.index,
       block: resultBlock(l.toolUseId, l.result),
     }));
     for (const f of plan.finished) {
-      this.rec(plan.runId, 'tool.finished', f);
+      this.rec(runId, 'tool.finished', f);
       blocks.push({ index: f.index, block: resultBlock(f.toolUseId, f.result) });
     }
     if (plan.rerun.length > 0) {
-      const batch = await runToolBatch(
+      await runToolBatch(
         {
           registry: this.registry,
           toolUses: plan.rerun.map((r) => ({
@@ -263,10 +286,14 @@ export class Session {
           canUseTool: this.opts.canUseTool ?? allowAll,
         },
         {
-          beforeRun: async () => {},
+          beforeRun: async (calls) => {
+            for (const c of calls)
+              this.rec(runId, 'tool.started', { ...c, index: plan.rerun[c.index]!.index });
+            await this.writer.commit();
+          },
           onFinished: (r) => {
             const index = plan.rerun[r.index]!.index;
-            this.rec(plan.runId, 'tool.finished', {
+            this.rec(runId, 'tool.finished', {
               toolUseId: r.toolUseId,
               name: r.name,
               index,
@@ -274,30 +301,20 @@ export class Session {
               result: r.result as RecordData<'tool.finished'>['result'],
               durationMs: Math.round(r.durationMs),
               ...(r.filesRead ? { filesRead: r.filesRead } : {}),
+              ...(r.synthetic ? { synthetic: true } : {}),
             });
             blocks.push({ index, block: resultBlock(r.toolUseId, r.result) });
           },
         },
       );
-      void batch;
     }
     if (blocks.length > 0) {
       blocks.sort((a, b) => a.index - b.index);
-      this.rec(plan.runId, 'message.appended', {
+      this.rec(runId, 'message.appended', {
         message: { role: 'user', content: blocks.map((b) => b.block) },
         origin: 'interrupted',
       });
     }
-    const run = this.state.currentRun!;
-    this.rec(plan.runId, 'run.ended', {
-      status: 'aborted',
-      reason: INTERRUPTED_RUN_REASON,
-      turns: run.turns,
-      usage: run.usage,
-      interrupted: { state: plan.state, inFlight: plan.inFlight },
-    });
-    await this.writer.commit();
-    return plan.runId;
   }
 
   private rec<T extends RecordType>(run: string | null, type: T, data: RecordData<T>): LogRecord {
