@@ -1,6 +1,8 @@
 import { Command, CommanderError } from 'commander';
+import { registerCoverage } from './commands/coverage.ts';
 import { registerFork } from './commands/fork.ts';
 import { registerLog } from './commands/log.ts';
+import { registerPaths } from './commands/paths.ts';
 import { registerReplay } from './commands/replay.ts';
 import { registerRun } from './commands/run.ts';
 import { registerSessions } from './commands/sessions.ts';
@@ -25,6 +27,8 @@ const commands: ((p: Command) => void)[] = [
   registerLog,
   registerReplay,
   registerFork,
+  registerCoverage,
+  registerPaths,
 ];
 
 for (const register of commands) register(program);

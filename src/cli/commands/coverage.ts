@@ -1,0 +1,74 @@
+import { existsSync } from 'node:fs';
+import type { Command } from 'commander';
+import {
+  belowMinimum,
+  type CoverageDetail,
+  countAll,
+  formatCoverage,
+  readLogFile,
+  readStoreRecords,
+} from '../../coverage/coverage.ts';
+import type { LogRecord } from '../../store/records.ts';
+import {
+  CommandFailed,
+  type GlobalOptions,
+  openStore,
+  out,
+  printJson,
+  storeDir,
+  UsageError,
+  withCommonOptions,
+} from '../io.ts';
+
+interface CoverageOptions extends GlobalOptions {
+  min?: string;
+}
+
+export function parseMin(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value.replace(/%$/, ''));
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 100) {
+    throw new UsageError(`--min must be a percentage between 0 and 100, got ${JSON.stringify(value)}`);
+  }
+  return n;
+}
+
+/** Read errors (a corrupt line, a wrong schema version, a missing file) end the command with their own words. */
+async function collect(logs: string[], opts: CoverageOptions): Promise<CoverageDetail> {
+  const useStore = logs.length === 0 || opts.store !== undefined;
+  const dir = storeDir(opts);
+  if (useStore && !existsSync(dir)) throw new CommandFailed(`no store at ${dir}`);
+  const store = useStore ? await openStore(opts) : undefined;
+  try {
+    const sources: AsyncIterable<LogRecord>[] = logs.map((f) => readLogFile(f));
+    if (store) sources.push(readStoreRecords(store));
+    return await countAll(sources);
+  } catch (e) {
+    const code = (e as { code?: unknown }).code;
+    const file = (e as { path?: unknown }).path;
+    if (code === 'ENOENT' && typeof file === 'string') throw new CommandFailed(`no such log file: ${file}`);
+    throw new CommandFailed(e instanceof Error ? e.message : String(e));
+  } finally {
+    await store?.close();
+  }
+}
+
+export function registerCoverage(program: Command): void {
+  withCommonOptions(
+    program
+      .command('coverage')
+      .description(
+        'reasons and chart edges covered by logs: every session of the store, or the given .jsonl files',
+      )
+      .argument('[logs...]', '.jsonl session logs to read (then the store is read only if --store is given)')
+      .option('--min <percent>', 'exit 1 when reason or edge coverage is below this percentage'),
+  ).action(async (logs: string[], opts: CoverageOptions) => {
+    const min = parseMin(opts.min);
+    const detail = await collect(logs, opts);
+    if (opts.json) printJson(detail.report);
+    else for (const line of formatCoverage(detail)) out(line);
+    if (min === undefined) return;
+    const below = belowMinimum(detail.report, min);
+    if (below.length > 0) throw new CommandFailed(below.join('\n'));
+  });
+}

@@ -1,0 +1,188 @@
+import { type AnyActorLogic, createActor, fromPromise, toPromise } from 'xstate';
+import { z } from 'zod';
+import type { StopHook, StopHookResult } from '../hooks/types.ts';
+import type { ActorFailure } from '../machines/context.ts';
+import { type QueryLoopMachine, queryLoopMachine } from '../machines/queryLoop.machine.ts';
+import { parseScript } from '../model/script.ts';
+import { ScriptedModelClient } from '../model/scripted.ts';
+import type { BudgetPolicy } from '../runtime/budget.ts';
+import { counterIds, seededRandom, VirtualClock } from '../runtime/determinism.ts';
+import { type RunResult, Session } from '../runtime/session.ts';
+import type { LogRecord } from '../store/records.ts';
+import type { EventStore } from '../store/types.ts';
+import type { AnyTool, Tool } from '../tools/types.ts';
+import { transitionKey } from '../viz/edgeCatalog.ts';
+import { type Scenario, scenarioName } from './scenarios.ts';
+import {
+  type ActorId,
+  type StopAnswer,
+  TRAVERSAL_COMPACT_THRESHOLD,
+  TRAVERSAL_SETTINGS,
+} from './traversal.ts';
+
+/**
+ * Runs a scenario on the real runtime: a Session with the scripted model, the test tools,
+ * a stop hook and a budget policy that answer as scheduled, a virtual clock and the
+ * traversal configuration. The live actors do all the work; a thin wrapper around each one
+ * only counts its invocations and, where the scenario says so, aborts the session as it
+ * starts or replaces it by a broken one for that invocation.
+ */
+
+export interface ScenarioRun {
+  sessionId: string;
+  result: RunResult;
+  records: LogRecord[];
+  /** What is wrong with the run against the scenario; empty when it took exactly the path. */
+  problems: string[];
+}
+
+interface Controls {
+  abort(): void;
+  stopAnswer: StopAnswer;
+  problems: string[];
+}
+
+const input = z.object({ text: z.string() });
+const tool = (name: string, call: Tool<{ text: string }>['call']): Tool<{ text: string }> => ({
+  name,
+  description: `coverage test tool ${name}`,
+  inputSchema: input,
+  isReadOnly: true,
+  isConcurrencySafe: () => true,
+  call,
+});
+
+function testTools(ctl: Controls): AnyTool[] {
+  return [
+    tool('echo', async ({ text }) => ({ content: `echo: ${text}` })),
+    // Twice the threshold in estimated tokens (4 characters a token): auto-compaction is due.
+    tool('bigOutput', async () => ({ content: 'x'.repeat(TRAVERSAL_COMPACT_THRESHOLD * 8) })),
+    // The user hits Ctrl-C while this tool runs; it stops when the run's signal says so.
+    tool('interrupt', async (_input, ctx) => {
+      ctl.abort();
+      if (!ctx.signal.aborted) await new Promise((res) => ctx.signal.addEventListener('abort', res));
+      return { content: 'interrupted', isError: true };
+    }),
+  ];
+}
+
+function stopHook(ctl: Controls): StopHook {
+  const answers: Record<StopAnswer, StopHookResult> = {
+    allow: { decision: 'allow' },
+    block: { decision: 'block', reason: 'The tests still fail: run them again.' },
+    prevent: { decision: 'prevent', reason: 'The sandbox was torn down: stop here.' },
+    budgetContinue: { decision: 'allow' },
+  };
+  return { name: 'coverage-stop-hook', run: async () => answers[ctl.stopAnswer] };
+}
+
+const budgetPolicy =
+  (ctl: Controls): BudgetPolicy =>
+  () =>
+    ctl.stopAnswer === 'budgetContinue' ? { message: 'Token budget: keep working on the task.' } : null;
+
+type ActorImpls = Record<ActorId, AnyActorLogic>;
+type Implementations = Parameters<QueryLoopMachine['provide']>[0];
+
+/**
+ * The chart, unchanged, except that the actors the session provides get wrapped. Session has
+ * no hook for a broken actor (its `provide` call replaces every actor), so the copy's own
+ * `provide` is intercepted: whatever the session passes is wrapped before it is applied.
+ */
+export function drivenMachine(
+  base: QueryLoopMachine,
+  wrap: (live: ActorImpls) => ActorImpls,
+): QueryLoopMachine {
+  const machine = base.provide({});
+  machine.provide = ((impl: Implementations) =>
+    base.provide({ ...impl, actors: wrap(impl.actors as ActorImpls) } as Implementations)) as never;
+  return machine;
+}
+
+function driveActors(s: Scenario, ctl: Controls) {
+  return (live: ActorImpls): ActorImpls => {
+    const wrap = (id: ActorId) => {
+      let used = 0;
+      return fromPromise<unknown, unknown>(async ({ input }) => {
+        const driver = s.schedule[id][used++];
+        if (!driver) {
+          ctl.problems.push(`${id} was invoked ${used} times; the path plans ${s.schedule[id].length}`);
+          throw { kind: 'failed', message: `unplanned ${id} invocation` } satisfies ActorFailure;
+        }
+        if (driver.kind === 'brokenActor') {
+          throw { kind: 'failed', message: `injected fault: ${id} is broken` } satisfies ActorFailure;
+        }
+        if (driver.kind === 'abortAtStart') ctl.abort();
+        if (driver.kind === 'stopAnswer') ctl.stopAnswer = driver.answer;
+        const child = createActor(live[id], { input });
+        const done = toPromise(child);
+        child.start();
+        return done;
+      });
+    };
+    return Object.fromEntries(Object.keys(s.schedule).map((id) => [id, wrap(id as ActorId)])) as ActorImpls;
+  };
+}
+
+export interface RunScenarioOptions {
+  store: EventStore;
+  /** Prefix of the session / run ids (they must be unique in the store). */
+  idPrefix: string;
+  machine?: QueryLoopMachine;
+}
+
+export async function runScenario(s: Scenario, opts: RunScenarioOptions): Promise<ScenarioRun> {
+  let session: Session | undefined;
+  const ctl: Controls = {
+    abort: () => session?.abort('aborted by the coverage driver'),
+    stopAnswer: 'allow',
+    problems: [],
+  };
+  const client = new ScriptedModelClient(parseScript({ turns: s.script }), { requestAbort: ctl.abort });
+  session = await Session.create({
+    store: opts.store,
+    model: client,
+    tools: testTools(ctl),
+    stopHooks: [stopHook(ctl)],
+    budgetPolicy: budgetPolicy(ctl),
+    settings: TRAVERSAL_SETTINGS,
+    clock: new VirtualClock(),
+    random: seededRandom(7),
+    ids: counterIds(opts.idPrefix),
+    cwd: process.cwd(),
+    title: scenarioName(s),
+    machine: drivenMachine(opts.machine ?? queryLoopMachine, driveActors(s, ctl)),
+  });
+  const result = await session.submit('Fix the failing test.');
+  const records: LogRecord[] = [];
+  for await (const r of opts.store.read(session.id)) records.push(r);
+  if (client.consumed !== s.script.length) {
+    ctl.problems.push(
+      `the model was asked ${client.consumed} times; the script has ${s.script.length} turns`,
+    );
+  }
+  return { sessionId: session.id, result, records, problems: [...ctl.problems, ...compare(s, records)] };
+}
+
+/** The logged transitions, as catalog keys. */
+export function loggedTransitions(records: readonly LogRecord[]): string[] {
+  return records.flatMap((r) => (r.type === 'transition' ? [transitionKey(r.data)] : []));
+}
+
+function compare(s: Scenario, records: readonly LogRecord[]): string[] {
+  const problems: string[] = [];
+  const actual = loggedTransitions(records);
+  const expected = s.expected.map((e) => e.key);
+  const at = expected.findIndex((k, i) => actual[i] !== k);
+  if (at >= 0 || actual.length !== expected.length) {
+    const i = at >= 0 ? at : expected.length;
+    problems.push(
+      `transition ${i + 1}: expected ${expected[i] ?? '(end of run)'}, logged ${actual[i] ?? '(nothing)'}`,
+    );
+  }
+  if (actual[s.targetIndex] !== s.target.key) problems.push(`the target edge ${s.target.id} was not taken`);
+  const ended = records.findLast((r) => r.type === 'run.ended');
+  const reason = ended?.type === 'run.ended' ? ended.data.reason : '(no run.ended)';
+  if (reason !== s.finalReason) problems.push(`the run ended ${reason}, expected ${s.finalReason}`);
+  return problems;
+}

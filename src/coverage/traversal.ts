@@ -1,0 +1,70 @@
+import type { AnyEventObject } from 'xstate';
+import { AppendOnlyList } from '../lib/appendOnlyList.ts';
+import type { RunInput } from '../machines/context.ts';
+import { type RunSettings, resolveRunConfig } from '../runtime/config.ts';
+
+/**
+ * Vocabulary of path coverage. The facts the chart's guards tell apart, one finite list per
+ * invoked actor (the list itself is in factVariants.ts). Each variant carries (a) the done / error event `@xstate/graph` feeds the machine during traversal
+ * (invoked actors never run there, DESIGN §10) and (b) the driver that makes the real runtime
+ * produce the same fact. A variant whose driver is null cannot be run: any scenario that needs
+ * it fails, naming its edge.
+ */
+
+export type ActorId = 'buildQuery' | 'callModel' | 'runTools' | 'compact' | 'backoff' | 'stopChecks';
+
+/** The test tools a scenario's tool_use may call (see runScenario.ts). */
+export type TestToolName = 'echo' | 'bigOutput' | 'interrupt';
+export type StopAnswer = 'allow' | 'block' | 'prevent' | 'budgetContinue';
+/** One raw entry of a scripted-model script (validated by parseScript when a scenario is built). */
+export type ScriptEntry = Record<string, unknown>;
+
+export type Driver =
+  /** The live actor produces the fact unaided (a request is built, a backoff elapses). */
+  | { kind: 'live' }
+  /** The scripted model answers the request with this entry; `toolUse` is filled per scenario. */
+  | { kind: 'modelTurn'; turn: ScriptEntry | 'toolUse' }
+  /** The model's tool_use calls this test tool. */
+  | { kind: 'tool'; tool: TestToolName }
+  /** The stop hook (or, for budgetContinue, the budget policy) answers this. */
+  | { kind: 'stopAnswer'; answer: StopAnswer }
+  /** The session is aborted just as the actor starts: the live actor meets a real abort. */
+  | { kind: 'abortAtStart' }
+  /** For this invocation the actor is replaced by one that throws (a bug, a broken plug-in). */
+  | { kind: 'brokenActor' };
+
+export interface FactVariant {
+  /** `<actor>.<name>`: how paths, scenarios and the CLI name a step. */
+  id: string;
+  actor: ActorId;
+  name: string;
+  event: AnyEventObject;
+  driver: Driver | null;
+  doc: string;
+}
+
+// ---- The traversal configuration: small limits keep the state space finite and paths short.
+
+export const TRAVERSAL_BUDGET_TOKENS = 1_000;
+export const TRAVERSAL_COMPACT_THRESHOLD = 2_000;
+
+export const TRAVERSAL_SETTINGS: RunSettings = {
+  fallbackModel: 'claude-haiku-4-5',
+  maxTurns: 2,
+  maxTokensRecoveries: 1,
+  maxTransportAttempts: 3,
+  overloadsBeforeFallback: 2,
+  autoCompactThreshold: TRAVERSAL_COMPACT_THRESHOLD,
+  autoCompactBreaker: 2,
+  stopHookBlockCap: 1,
+  maxBudgetTokens: TRAVERSAL_BUDGET_TOKENS,
+};
+
+/** The machine input traversal starts from: one user message, a closed breaker count. */
+export function traversalInput(settings: RunSettings = TRAVERSAL_SETTINGS): RunInput {
+  return {
+    config: resolveRunConfig(settings),
+    messages: AppendOnlyList.from([{ role: 'user', content: 'Fix the failing test.' }]),
+    autoCompactFailures: 0,
+  };
+}
