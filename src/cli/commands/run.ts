@@ -86,6 +86,8 @@ export function registerRun(program: Command): void {
     }
     if (!prompt && !opts.resume)
       throw new UsageError('a prompt is required (or --resume <session> to continue one)');
+    // Every flag is checked before the store is opened, so bad usage leaves no trace on disk.
+    checkRunFlags(opts);
     const store = await openStore(opts);
     try {
       const result = await runWith(store, prompt ?? null, opts);
@@ -177,6 +179,19 @@ async function modelFrom(opts: RunOptions, requestAbort: () => void): Promise<Mo
     }
     return new ScriptedModelClient(parseScriptText(text, file), { file, requestAbort, costOf });
   }
+  assertModelAvailable();
+  return new AnthropicModelClient();
+}
+
+/** Validates the flags that need no I/O; throws UsageError / CommandFailed (exit 2). */
+export function checkRunFlags(opts: RunOptions): void {
+  parseMode(opts.permissionMode);
+  if (opts.maxTurns !== undefined) positiveInt('--max-turns', opts.maxTurns);
+  if (opts.maxBudgetUsd !== undefined) positiveNumber('--max-budget-usd', opts.maxBudgetUsd);
+  if (!opts.script) assertModelAvailable();
+}
+
+function assertModelAvailable(): void {
   if (!hasApiKey()) {
     throw new CommandFailed(
       'no model to talk to: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for any server that speaks the Messages API), ' +
@@ -184,7 +199,6 @@ async function modelFrom(opts: RunOptions, requestAbort: () => void): Promise<Mo
       EXIT.usage,
     );
   }
-  return new AnthropicModelClient();
 }
 
 const terminalAsk: AskUser = async (req, message) => {
