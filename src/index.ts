@@ -1,0 +1,7 @@
+/** reloop's public API: the chart, the runtime, the stores, replay, model clients and tools. */
+export * from './machines/index.ts';
+export * from './model/index.ts';
+export * from './replay/index.ts';
+export * from './runtime/index.ts';
+export * from './store/index.ts';
+export * from './tools/index.ts';

@@ -1,0 +1,4 @@
+export * from './errors.ts';
+export * from './fork.ts';
+export * from './loadSession.ts';
+export { type Divergence, type VerifyOptions, type VerifyReport, verifyReplay } from './verify.ts';

@@ -1,0 +1,13 @@
+export * from './backoff.ts';
+export * from './budget.ts';
+export * from './config.ts';
+export * from './determinism.ts';
+export * from './driveMachine.ts';
+export {
+  NothingToRunError,
+  type RunResult,
+  Session,
+  SessionBusyError,
+  type SessionOptions,
+} from './session.ts';
+export { type RecordListener, SessionWriter } from './sessionWriter.ts';
