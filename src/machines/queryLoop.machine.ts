@@ -120,6 +120,15 @@ export const queryLoopMachine = setup({
       enqueue.assign({ messages: context.messages.append(msg) });
       enqueue.emit(emitted(msg, 'interrupted'));
     }),
+    /** For a failed tool batch: the tool_use blocks of the last assistant message get results. */
+    closePendingToolUses: enqueueActions(({ context, enqueue }, why: string) => {
+      const last = context.messages.last();
+      const uses = last?.role === 'assistant' ? toolUsesOf(last.content) : [];
+      if (uses.length === 0) return;
+      const msg = toolResultsMessage(syntheticResults(uses, why));
+      enqueue.assign({ messages: context.messages.append(msg) });
+      enqueue.emit(emitted(msg, 'interrupted'));
+    }),
     appendPartialAndContinue: enqueueActions(({ context, event, enqueue }) => {
       const res = (event as unknown as { output: ModelResponse }).output;
       const partial = partialOutput(res);
@@ -411,7 +420,16 @@ export const queryLoopMachine = setup({
             meta: r('tool_result_continuation'),
           },
         ],
-        onError: [{ target: 'failed', actions: 'noteError', meta: r('runtime_error') }],
+        onError: [
+          {
+            target: 'failed',
+            actions: [
+              'noteError',
+              { type: 'closePendingToolUses', params: 'the tool batch failed (runtime error)' },
+            ],
+            meta: r('runtime_error'),
+          },
+        ],
       },
     },
     compacting: {

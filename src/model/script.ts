@@ -72,11 +72,29 @@ export class ScriptError extends Error {
 export function parseScript(raw: unknown, file?: string): Script {
   const parsed = ScriptSchema.safeParse(raw);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
+  const issue = turnIssue(raw, parsed.error.issues[0]!);
   const [first, index, ...rest] = issue.path;
   const turn = first === 'turns' && typeof index === 'number' ? index + 1 : undefined;
   const field = (turn !== undefined ? rest : issue.path).join('.') || '(root)';
   throw new ScriptError({ file, turn }, `${field}: ${issue.message}`);
+}
+
+/**
+ * A turn matching no branch of the union gets zod's vague "Invalid input" (or the issue of
+ * whichever branch it guessed): report it against the branch its keys select instead, so the
+ * message names the field that is wrong.
+ */
+function turnIssue(raw: unknown, issue: z.core.$ZodIssue): { path: PropertyKey[]; message: string } {
+  const [first, index] = issue.path;
+  if (first !== 'turns' || typeof index !== 'number' || issue.path.length !== 2) return issue;
+  const turn = (raw as { turns?: unknown[] }).turns?.[index];
+  if (typeof turn !== 'object' || turn === null) return issue;
+  const branch =
+    'error' in turn ? ScriptErrorSchema : 'abort' in turn ? ScriptAbortSchema : ScriptResponseSchema;
+  const checked = branch.safeParse(turn);
+  if (checked.success) return issue;
+  const own = checked.error.issues[0]!;
+  return { path: ['turns', index, ...own.path], message: own.message };
 }
 
 export function parseScriptText(text: string, file?: string): Script {

@@ -195,8 +195,10 @@ export function liveActors(d: LiveDeps) {
       });
       try {
         await d.clock.sleep(delayMs, d.signal);
-      } catch {
-        throw aborted('aborted during backoff');
+      } catch (e) {
+        // Only an abort is an abort; a clock failing otherwise is a runtime error.
+        if (d.signal.aborted) throw aborted('aborted during backoff');
+        throw e;
       }
       return { delayMs };
     }),
