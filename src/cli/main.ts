@@ -6,6 +6,7 @@ import { registerPaths } from './commands/paths.ts';
 import { registerReplay } from './commands/replay.ts';
 import { registerRun } from './commands/run.ts';
 import { registerSessions } from './commands/sessions.ts';
+import { registerViz } from './commands/viz.ts';
 import { CommandFailed, EXIT, err, UsageError } from './io.ts';
 
 /**
@@ -27,6 +28,7 @@ const commands: ((p: Command) => void)[] = [
   registerLog,
   registerReplay,
   registerFork,
+  registerViz,
   registerCoverage,
   registerPaths,
 ];

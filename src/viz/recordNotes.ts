@@ -1,0 +1,82 @@
+import { textOf } from '../model/messages.ts';
+import type { LogRecord } from '../store/records.ts';
+
+const MAX = 160;
+
+function clip(text: string, max = MAX): string {
+  const one = text.replace(/\s+/g, ' ').trim();
+  return one.length > max ? `${one.slice(0, max - 1)}…` : one;
+}
+
+function json(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/**
+ * One line per record for the viewer's step panel: what happened, never the whole payload (the
+ * messages are in the page once already). Log data: the page renders it with textContent.
+ */
+export function recordNote(r: LogRecord): string {
+  switch (r.type) {
+    case 'session.created':
+      return clip(`session ${r.data.title ?? ''} ${r.data.cwd ? `in ${r.data.cwd}` : ''}`);
+    case 'run.started':
+      return clip(
+        `model ${r.data.config.model}, maxTurns ${r.data.config.maxTurns}${r.data.resumedFrom ? `, resumes ${r.data.resumedFrom}` : ''}`,
+      );
+    case 'user.message':
+      return clip(`user: ${textOf(r.data.message.content)}`);
+    case 'message.appended':
+      return clip(`${r.data.origin}: ${textOf(r.data.message.content) || json(r.data.message.content)}`);
+    case 'model.requested':
+      return clip(
+        `${r.data.purpose} request to ${r.data.model}, max_tokens ${r.data.maxTokens}, attempt ${r.data.attempt}, ${r.data.messageCount} messages`,
+      );
+    case 'model.responded': {
+      const { stopReason, usage } = r.data.response;
+      return clip(
+        `${r.data.purpose} response: ${stopReason ?? 'no stop_reason'}, in ${usage.inputTokens} / out ${usage.outputTokens} tokens`,
+      );
+    }
+    case 'model.failed': {
+      const f = r.data.failure;
+      return clip(
+        `${f.kind}${f.status ? ` ${f.status}` : ''}${f.errorType ? ` ${f.errorType}` : ''}: ${f.message}`,
+      );
+    }
+    case 'backoff.scheduled':
+      return `attempt ${r.data.attempt}: wait ${Math.round(r.data.delayMs)} ms`;
+    case 'tool.started':
+      return clip(`${r.data.name} ${json(r.data.input)}`);
+    case 'tool.finished':
+      return clip(
+        `${r.data.name} ${r.data.outcome} in ${r.data.durationMs.toFixed(1)} ms${r.data.synthetic ? ' (synthetic)' : ''}`,
+      );
+    case 'permission.decided':
+      return clip(
+        `${r.data.name}: ${r.data.decision} → ${r.data.resolved} by ${r.data.by}${r.data.message ? ` (${r.data.message})` : ''}`,
+      );
+    case 'hook.decided':
+      return clip(`${r.data.hook} hook: ${r.data.decision}${r.data.reason ? ` (${r.data.reason})` : ''}`);
+    case 'compaction.finished':
+      return r.data.ok
+        ? `${r.data.mode} compaction: ${r.data.tokensBefore} → ${r.data.tokensAfter} tokens, ${r.data.messages.length} messages`
+        : clip(`${r.data.mode} compaction failed: ${r.data.error}`);
+    case 'abort.requested':
+      return clip(`abort${r.data.reason ? `: ${r.data.reason}` : ''}`);
+    case 'transition':
+      return clip(`${r.data.from} → ${r.data.to}: ${r.data.reason}`);
+    case 'run.ended':
+      return clip(
+        `${r.data.status} (${r.data.reason}) after ${r.data.turns} turns${r.data.error ? `: ${r.data.error}` : ''}`,
+      );
+    default: {
+      const never: never = r;
+      return clip(json(never));
+    }
+  }
+}
