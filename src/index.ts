@@ -5,3 +5,4 @@ export * from './replay/index.ts';
 export * from './runtime/index.ts';
 export * from './store/index.ts';
 export * from './tools/index.ts';
+export * from './viz/index.ts';

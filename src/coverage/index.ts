@@ -1,0 +1,2 @@
+export * from './coverage.ts';
+export * from './paths.ts';
