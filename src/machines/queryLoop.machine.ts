@@ -23,6 +23,7 @@ import type {
   StopDecision,
   ToolBatchResult,
 } from './context.ts';
+import { failureText } from './failureText.ts';
 import * as g from './guards.ts';
 import {
   assistantMessage,
@@ -34,7 +35,7 @@ import {
   toolResultsMessage,
   userText,
 } from './loopMessages.ts';
-import type { TransitionReason } from './reasons.ts';
+import type { TerminalReason, TransitionReason } from './reasons.ts';
 
 /** Actors the runtime must provide. The placeholders fail loudly if a caller forgets one. */
 function missing<I, O>(name: string) {
@@ -220,6 +221,10 @@ export const queryLoopMachine = setup({
       });
       enqueue.emit(emitted(msg, 'budget_continue'));
     }),
+    /** A failed run says why in words, not only by its reason. */
+    explainFailure: assign(({ context, event }, why: TerminalReason) => ({
+      error: failureText(why, context, event),
+    })),
     noteError: assign({
       error: ({ event }) => {
         const e = (event as unknown as { error?: unknown }).error;
@@ -286,6 +291,7 @@ export const queryLoopMachine = setup({
               'takeResponse',
               'appendResponse',
               { type: 'closeToolUses', params: 'the model refused' },
+              { type: 'explainFailure', params: 'refused' },
             ],
             meta: r('refused'),
           },
@@ -296,6 +302,7 @@ export const queryLoopMachine = setup({
               'takeResponse',
               'appendResponse',
               { type: 'closeToolUses', params: 'the budget is spent' },
+              { type: 'explainFailure', params: 'budget_exhausted' },
             ],
             meta: r('budget_exhausted'),
           },
@@ -314,7 +321,7 @@ export const queryLoopMachine = setup({
           {
             guard: 'contextWindowExceeded',
             target: 'failed',
-            actions: 'takeResponse',
+            actions: ['takeResponse', { type: 'explainFailure', params: 'prompt_too_long' }],
             meta: r('prompt_too_long'),
           },
           {
@@ -332,7 +339,11 @@ export const queryLoopMachine = setup({
           {
             guard: 'maxTokensStop',
             target: 'failed',
-            actions: ['takeResponse', 'appendResponse'],
+            actions: [
+              'takeResponse',
+              'appendResponse',
+              { type: 'explainFailure', params: 'max_tokens_exhausted' },
+            ],
             meta: r('max_tokens_exhausted'),
           },
           {
@@ -405,7 +416,11 @@ export const queryLoopMachine = setup({
           {
             guard: 'maxTurnsReached',
             target: 'failed',
-            actions: ['appendToolResults', 'appendMaxTurnsMarker'],
+            actions: [
+              'appendToolResults',
+              'appendMaxTurnsMarker',
+              { type: 'explainFailure', params: 'max_turns_reached' },
+            ],
             meta: r('max_turns_reached'),
           },
           {
@@ -466,8 +481,18 @@ export const queryLoopMachine = setup({
           budgetContinuations: context.budgetContinuations,
         }),
         onDone: [
-          { guard: 'stopPrevented', target: 'failed', meta: r('stop_hook_prevented') },
-          { guard: 'stopBlockedPastCap', target: 'failed', meta: r('stop_hook_block_limit') },
+          {
+            guard: 'stopPrevented',
+            target: 'failed',
+            actions: { type: 'explainFailure', params: 'stop_hook_prevented' },
+            meta: r('stop_hook_prevented'),
+          },
+          {
+            guard: 'stopBlockedPastCap',
+            target: 'failed',
+            actions: { type: 'explainFailure', params: 'stop_hook_block_limit' },
+            meta: r('stop_hook_block_limit'),
+          },
           {
             guard: 'stopBlocked',
             target: 'building',

@@ -8,7 +8,7 @@ import { emptySessionState, type SessionState } from '../../src/store/sessionSta
 function spec(given: DraftRecord[]) {
   let seq = 0;
   const stamp = (d: DraftRecord): LogRecord =>
-    ({ v: CURRENT_SCHEMA_VERSION, seq: ++seq, at: 1_000 + seq, session: 's1', ...d }) as LogRecord;
+    ({ ...d, v: CURRENT_SCHEMA_VERSION, seq: ++seq, at: 1_000 + seq, session: 's1' }) as LogRecord;
   const before = fold(given.map(stamp), emptySessionState());
   return {
     when(record: DraftRecord) {
@@ -171,7 +171,7 @@ describe('evolve', () => {
   it('never mutates the state it is given', () => {
     const before = fold([], emptySessionState());
     const frozen = JSON.stringify({ ...before, messages: before.messages.view() });
-    evolve(before, { v: 1, seq: 1, at: 1, session: 's', ...userMsg } as LogRecord);
+    evolve(before, { ...userMsg, v: 1, seq: 1, at: 1, session: 's' } as LogRecord);
     expect(JSON.stringify({ ...before, messages: before.messages.view() })).toBe(frozen);
   });
 });
