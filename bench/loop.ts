@@ -142,6 +142,7 @@ export async function benchLoop(rounds = 10_000): Promise<void> {
   await benchStatechart(500, new MemoryEventStore());
   const plain = await benchPlainLoop(rounds);
   const mem = await benchStatechart(rounds, new MemoryEventStore());
+  const bare = await benchStatechart(rounds, new MemoryEventStore({ validate: false }));
   console.log(
     '| loop | µs/turn | early µs/turn (turns 100–1100) | late µs/turn (last 1000) | late/early | heap MB | records |',
   );
@@ -151,7 +152,8 @@ export async function benchLoop(rounds = 10_000): Promise<void> {
       `| ${name} | ${f(b.usPerTurn)} | ${f(b.earlyUsPerTurn)} | ${f(b.lateUsPerTurn)} | ${(b.lateUsPerTurn / b.earlyUsPerTurn).toFixed(2)} | ${f(b.heapMb)} | ${b.records} |`,
     );
   row('plain while loop', plain);
-  row('statechart + memory store', mem);
+  row('statechart + memory store (zod on write)', mem);
+  row('statechart + memory store, no validation', bare);
   const dir = await mkdtemp(path.join(tmpdir(), 'reloop-bench-loop-'));
   try {
     const fsync = await fdatasyncLatency(dir, 200);

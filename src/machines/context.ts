@@ -16,35 +16,47 @@ export interface RunInput {
 
 /**
  * The run's working state. Only counters and the facts guards read live here; every
- * decision made on them is a guarded edge of the chart.
+ * decision made on them is a guarded edge of the chart. Grouped so the top level stays
+ * small: xstate copies the context on every assign with Object.assign, which V8 makes ~20×
+ * slower past ~20 keys (measured: 0.7 µs at 18 keys, 10 µs at 21).
  */
 export interface RunContext {
   config: RunConfig;
   messages: AppendOnlyList<Message>;
   /** Model turn of this run, from 1; maxTurns is checked as `turn + 1 > maxTurns` after tools. */
   turn: number;
-  model: string;
-  /** max_tokens of the next request; raised once by max_tokens_escalation. */
-  maxTokens: number;
-  escalated: boolean;
-  recoveries: number;
-  /** Attempt number of the current request, from 1; reset by every response. */
-  attempt: number;
-  consecutiveOverloads: number;
-  fellBack: boolean;
-  /** Reactive compaction already tried for the current overflow. */
-  reactiveCompacted: boolean;
-  compactMode: 'auto' | 'reactive';
-  autoCompactFailures: number;
-  stopHookBlocks: number;
-  stopHookActive: boolean;
-  budgetContinuations: number;
   usage: Usage;
   /** Estimated size of the context: last response's usage plus an estimate of what was appended since. */
   contextTokens: number;
   request: ModelRequest | null;
-  lastFailure: ModelFailure | null;
   error: string | null;
+  /** The current request's transport state. */
+  transport: {
+    model: string;
+    /** Attempt number of the current request, from 1; reset by every response. */
+    attempt: number;
+    consecutiveOverloads: number;
+    fellBack: boolean;
+    lastFailure: ModelFailure | null;
+  };
+  /** Output cut at max_tokens, this turn. */
+  output: {
+    /** max_tokens of the next request; raised once by max_tokens_escalation. */
+    maxTokens: number;
+    escalated: boolean;
+    recoveries: number;
+  };
+  compaction: {
+    mode: 'auto' | 'reactive';
+    /** Reactive compaction already tried for the current overflow. */
+    reactiveTried: boolean;
+    autoFailures: number;
+  };
+  stop: {
+    blocks: number;
+    hookActive: boolean;
+    budgetContinuations: number;
+  };
 }
 
 // ---- Actor contracts: the machine names them; the runtime (live) or replay (recorded) provides them.

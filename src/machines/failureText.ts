@@ -25,7 +25,7 @@ export function failureText(why: TerminalReason, c: RunContext, event: AnyEventO
     case 'prompt_too_long':
       return 'the context window is exceeded again after compaction';
     case 'max_tokens_exhausted':
-      return `the output was still cut at max_tokens after escalation and ${c.recoveries} recoveries`;
+      return `the output was still cut at max_tokens after escalation and ${c.output.recoveries} recoveries`;
     case 'max_turns_reached':
       return `stopped after maxTurns (${cfg.maxTurns}) tool rounds`;
     case 'stop_hook_prevented': {
@@ -34,7 +34,7 @@ export function failureText(why: TerminalReason, c: RunContext, event: AnyEventO
     }
     case 'stop_hook_block_limit': {
       const d = stopDecision(event);
-      return `stop hooks blocked the finish ${c.stopHookBlocks + 1} times in a row (cap ${cfg.stopHookBlockCap}): ${'reason' in d ? d.reason : ''}`;
+      return `stop hooks blocked the finish ${c.stop.blocks + 1} times in a row (cap ${cfg.stopHookBlockCap}): ${'reason' in d ? d.reason : ''}`;
     }
     default:
       return why;

@@ -42,16 +42,18 @@ export const contextWindowExceeded = ({ event }: Args) =>
   response(event).stopReason === 'model_context_window_exceeded';
 
 /** Reactive compaction is tried once per overflow. */
-export const overflowCanCompact = (a: Args) => contextWindowExceeded(a) && !a.context.reactiveCompacted;
+export const overflowCanCompact = (a: Args) =>
+  contextWindowExceeded(a) && !a.context.compaction.reactiveTried;
 
 export const maxTokensCanEscalate = ({ context, event }: Args) =>
   response(event).stopReason === 'max_tokens' &&
-  !context.escalated &&
-  context.maxTokens === context.config.defaultMaxTokens &&
+  !context.output.escalated &&
+  context.output.maxTokens === context.config.defaultMaxTokens &&
   context.config.escalatedMaxTokens > context.config.defaultMaxTokens;
 
 export const maxTokensCanRecover = ({ context, event }: Args) =>
-  response(event).stopReason === 'max_tokens' && context.recoveries < context.config.maxTokensRecoveries;
+  response(event).stopReason === 'max_tokens' &&
+  context.output.recoveries < context.config.maxTokensRecoveries;
 
 export const maxTokensStop = ({ event }: Args) => response(event).stopReason === 'max_tokens';
 
@@ -59,7 +61,7 @@ export const pauseTurn = ({ event }: Args) => response(event).stopReason === 'pa
 
 // ---- requesting: the call failed
 export const promptTooLong = ({ event }: Args) => failure(event)?.kind === 'prompt_too_long';
-export const promptTooLongCanCompact = (a: Args) => promptTooLong(a) && !a.context.reactiveCompacted;
+export const promptTooLongCanCompact = (a: Args) => promptTooLong(a) && !a.context.compaction.reactiveTried;
 
 export const shouldFallBack = ({ context, event }: Args) => {
   const f = failure(event) as ModelFailure | null;
@@ -67,13 +69,13 @@ export const shouldFallBack = ({ context, event }: Args) => {
     f?.kind === 'retryable' &&
     f.overloaded === true &&
     context.config.fallbackModel !== null &&
-    !context.fellBack &&
-    context.consecutiveOverloads + 1 >= context.config.overloadsBeforeFallback
+    !context.transport.fellBack &&
+    context.transport.consecutiveOverloads + 1 >= context.config.overloadsBeforeFallback
   );
 };
 
 export const canRetryTransport = ({ context, event }: Args) =>
-  failure(event)?.kind === 'retryable' && context.attempt < context.config.maxTransportAttempts;
+  failure(event)?.kind === 'retryable' && context.transport.attempt < context.config.maxTransportAttempts;
 
 // ---- dispatchingTools: the batch finished
 export const toolsAborted = ({ event }: Args) => toolBatch(event).aborted;
@@ -81,15 +83,15 @@ export const toolsAborted = ({ event }: Args) => toolBatch(event).aborted;
 export const maxTurnsReached = ({ context }: Args) => context.turn + 1 > context.config.maxTurns;
 
 export const needsAutoCompact = ({ context, event }: Args) =>
-  context.autoCompactFailures < context.config.autoCompactBreaker &&
+  context.compaction.autoFailures < context.config.autoCompactBreaker &&
   context.contextTokens + toolBatch(event).appendedTokens > context.config.autoCompactThreshold;
 
 // ---- compacting failed
-export const compactionWasReactive = ({ context }: Args) => context.compactMode === 'reactive';
+export const compactionWasReactive = ({ context }: Args) => context.compaction.mode === 'reactive';
 
 // ---- awaitingStopHook: the stop checks answered
 export const stopPrevented = ({ event }: Args) => stopDecision(event).decision === 'prevent';
 export const stopBlockedPastCap = ({ context, event }: Args) =>
-  stopDecision(event).decision === 'block' && context.stopHookBlocks >= context.config.stopHookBlockCap;
+  stopDecision(event).decision === 'block' && context.stop.blocks >= context.config.stopHookBlockCap;
 export const stopBlocked = ({ event }: Args) => stopDecision(event).decision === 'block';
 export const budgetContinue = ({ event }: Args) => stopDecision(event).decision === 'budget_continue';

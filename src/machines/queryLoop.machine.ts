@@ -1,5 +1,6 @@
-import { type ActorRefFrom, assign, enqueueActions, fromPromise, setup } from 'xstate';
+import { type ActorRefFrom, assign, enqueueActions, setup } from 'xstate';
 import { AppendOnlyList } from '../lib/appendOnlyList.ts';
+import { effect } from '../lib/effect.ts';
 import {
   addUsage,
   contextTokensOf,
@@ -39,7 +40,7 @@ import type { TerminalReason, TransitionReason } from './reasons.ts';
 
 /** Actors the runtime must provide. The placeholders fail loudly if a caller forgets one. */
 function missing<I, O>(name: string) {
-  return fromPromise<O, I>(async () => {
+  return effect<O, I>(async () => {
     throw new Error(`actor "${name}" was not provided to the query-loop machine`);
   });
 }
@@ -99,11 +100,11 @@ export const queryLoopMachine = setup({
       return {
         usage: addUsage(context.usage, res.usage),
         contextTokens: contextTokensOf(res.usage),
-        attempt: 1,
-        consecutiveOverloads: 0,
-        lastFailure: null,
-        reactiveCompacted:
-          res.stopReason === 'model_context_window_exceeded' ? context.reactiveCompacted : false,
+        transport: { ...context.transport, attempt: 1, consecutiveOverloads: 0, lastFailure: null },
+        compaction:
+          res.stopReason === 'model_context_window_exceeded' || !context.compaction.reactiveTried
+            ? context.compaction
+            : { ...context.compaction, reactiveTried: false },
       };
     }),
     appendResponse: enqueueActions(({ context, event, enqueue }) => {
@@ -137,15 +138,14 @@ export const queryLoopMachine = setup({
       const added: Message[] = partial ? [partial, cont] : [cont];
       enqueue.assign({
         messages: context.messages.append(...added),
-        recoveries: context.recoveries + 1,
+        output: { ...context.output, recoveries: context.output.recoveries + 1 },
         contextTokens: context.contextTokens + estimateTokens(cont.content),
       });
       if (partial) enqueue.emit(emitted(partial, 'assistant'));
       enqueue.emit(emitted(cont, 'max_tokens_continue'));
     }),
     escalateMaxTokens: assign(({ context }) => ({
-      maxTokens: context.config.escalatedMaxTokens,
-      escalated: true,
+      output: { ...context.output, maxTokens: context.config.escalatedMaxTokens, escalated: true },
     })),
     appendToolResults: enqueueActions(({ context, event, enqueue }) => {
       const out = (event as unknown as { output: ToolBatchResult }).output;
@@ -164,49 +164,59 @@ export const queryLoopMachine = setup({
     /** A new turn begins: per-turn recovery state starts over. */
     nextTurn: assign(({ context }) => ({
       turn: context.turn + 1,
-      recoveries: 0,
-      escalated: false,
-      maxTokens: context.config.defaultMaxTokens,
-      stopHookBlocks: 0,
+      output: { maxTokens: context.config.defaultMaxTokens, escalated: false, recoveries: 0 },
+      stop: context.stop.blocks === 0 ? context.stop : { ...context.stop, blocks: 0 },
     })),
     takeRequest: assign({
       request: ({ event }) => (event as unknown as { output: ModelRequest }).output,
     }),
     noteFailure: assign(({ context, event }) => {
-      const f = (event as unknown as { error: { overloaded?: boolean } }).error;
+      const f = (event as unknown as { error: RunContext['transport']['lastFailure'] }).error;
       return {
-        lastFailure: (event as unknown as { error: RunContext['lastFailure'] }).error,
-        consecutiveOverloads: f?.overloaded ? context.consecutiveOverloads + 1 : 0,
+        transport: {
+          ...context.transport,
+          lastFailure: f,
+          consecutiveOverloads: f?.overloaded ? context.transport.consecutiveOverloads + 1 : 0,
+        },
       };
     }),
-    nextAttempt: assign(({ context }) => ({ attempt: context.attempt + 1 })),
-    fallBack: assign(({ context }) => ({
-      model: context.config.fallbackModel ?? context.model,
-      fellBack: true,
-      consecutiveOverloads: 0,
-      attempt: 1,
+    nextAttempt: assign(({ context }) => ({
+      transport: { ...context.transport, attempt: context.transport.attempt + 1 },
     })),
-    compactReactively: assign({ compactMode: 'reactive' as const, reactiveCompacted: true }),
-    compactAuto: assign({ compactMode: 'auto' as const }),
+    fallBack: assign(({ context }) => ({
+      transport: {
+        ...context.transport,
+        model: context.config.fallbackModel ?? context.transport.model,
+        fellBack: true,
+        consecutiveOverloads: 0,
+        attempt: 1,
+      },
+    })),
+    compactReactively: assign(({ context }) => ({
+      compaction: { ...context.compaction, mode: 'reactive' as const, reactiveTried: true },
+    })),
+    compactAuto: assign(({ context }) => ({ compaction: { ...context.compaction, mode: 'auto' as const } })),
     takeCompaction: assign(({ context, event }) => {
       const out = (event as unknown as { output: CompactResult }).output;
       return {
         messages: AppendOnlyList.from(out.messages),
         usage: addUsage(context.usage, out.usage),
         contextTokens: out.tokensAfter,
-        autoCompactFailures: context.compactMode === 'auto' ? 0 : context.autoCompactFailures,
+        compaction:
+          context.compaction.mode === 'auto'
+            ? { ...context.compaction, autoFailures: 0 }
+            : context.compaction,
       };
     }),
     countCompactionFailure: assign(({ context }) => ({
-      autoCompactFailures: context.autoCompactFailures + 1,
+      compaction: { ...context.compaction, autoFailures: context.compaction.autoFailures + 1 },
     })),
     appendStopFeedback: enqueueActions(({ context, event, enqueue }) => {
       const out = (event as unknown as { output: { reason: string } }).output;
       const msg = userText(`${STOP_HOOK_FEEDBACK_PREFIX}${out.reason}`);
       enqueue.assign({
         messages: context.messages.append(msg),
-        stopHookBlocks: context.stopHookBlocks + 1,
-        stopHookActive: true,
+        stop: { ...context.stop, blocks: context.stop.blocks + 1, hookActive: true },
         contextTokens: context.contextTokens + estimateTokens(msg.content),
       });
       enqueue.emit(emitted(msg, 'stop_hook_feedback'));
@@ -216,7 +226,7 @@ export const queryLoopMachine = setup({
       const msg = userText(out.message);
       enqueue.assign({
         messages: context.messages.append(msg),
-        budgetContinuations: context.budgetContinuations + 1,
+        stop: { ...context.stop, budgetContinuations: context.stop.budgetContinuations + 1 },
         contextTokens: context.contextTokens + estimateTokens(msg.content),
       });
       enqueue.emit(emitted(msg, 'budget_continue'));
@@ -240,24 +250,20 @@ export const queryLoopMachine = setup({
     config: input.config,
     messages: input.messages,
     turn: 1,
-    model: input.config.model,
-    maxTokens: input.config.defaultMaxTokens,
-    escalated: false,
-    recoveries: 0,
-    attempt: 1,
-    consecutiveOverloads: 0,
-    fellBack: false,
-    reactiveCompacted: false,
-    compactMode: 'auto',
-    autoCompactFailures: input.autoCompactFailures,
-    stopHookBlocks: 0,
-    stopHookActive: false,
-    budgetContinuations: 0,
     usage: ZERO_USAGE,
     contextTokens: 0,
     request: null,
-    lastFailure: null,
     error: null,
+    transport: {
+      model: input.config.model,
+      attempt: 1,
+      consecutiveOverloads: 0,
+      fellBack: false,
+      lastFailure: null,
+    },
+    output: { maxTokens: input.config.defaultMaxTokens, escalated: false, recoveries: 0 },
+    compaction: { mode: 'auto', reactiveTried: false, autoFailures: input.autoCompactFailures },
+    stop: { blocks: 0, hookActive: false, budgetContinuations: 0 },
   }),
   states: {
     building: {
@@ -266,8 +272,8 @@ export const queryLoopMachine = setup({
         src: 'buildQuery',
         input: ({ context }) => ({
           messages: context.messages.view(),
-          model: context.model,
-          maxTokens: context.maxTokens,
+          model: context.transport.model,
+          maxTokens: context.output.maxTokens,
           system: context.config.system,
           turn: context.turn,
         }),
@@ -282,7 +288,7 @@ export const queryLoopMachine = setup({
       invoke: {
         id: 'callModel',
         src: 'callModel',
-        input: ({ context }) => ({ request: context.request!, attempt: context.attempt }),
+        input: ({ context }) => ({ request: context.request!, attempt: context.transport.attempt }),
         onDone: [
           {
             guard: 'responseRefused',
@@ -393,8 +399,8 @@ export const queryLoopMachine = setup({
         id: 'backoff',
         src: 'backoff',
         input: ({ context }) => ({
-          attempt: context.attempt,
-          retryAfterMs: context.lastFailure?.retryAfterMs,
+          attempt: context.transport.attempt,
+          retryAfterMs: context.transport.lastFailure?.retryAfterMs,
         }),
         onDone: { target: 'requesting', actions: 'nextAttempt', meta: r('backoff_elapsed') },
         onError: [
@@ -453,8 +459,8 @@ export const queryLoopMachine = setup({
         src: 'compact',
         input: ({ context }) => ({
           messages: context.messages.view(),
-          mode: context.compactMode,
-          model: context.model,
+          mode: context.compaction.mode,
+          model: context.transport.model,
         }),
         onDone: { target: 'building', actions: 'takeCompaction', meta: r('compacted') },
         onError: [
@@ -475,10 +481,10 @@ export const queryLoopMachine = setup({
         src: 'stopChecks',
         input: ({ context }) => ({
           lastAssistant: context.messages.last()!,
-          stopHookActive: context.stopHookActive,
+          stopHookActive: context.stop.hookActive,
           turn: context.turn,
           usage: context.usage,
-          budgetContinuations: context.budgetContinuations,
+          budgetContinuations: context.stop.budgetContinuations,
         }),
         onDone: [
           {

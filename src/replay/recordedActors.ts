@@ -1,4 +1,4 @@
-import { fromPromise } from 'xstate';
+import { effect } from '../lib/effect.ts';
 import type {
   ActorFailure,
   BackoffInput,
@@ -47,7 +47,7 @@ export function recordedActors(src: FactSource) {
   };
 
   return {
-    buildQuery: fromPromise<ModelRequest, BuildQueryInput>(async ({ input }) => {
+    buildQuery: effect<ModelRequest, BuildQueryInput>(async ({ input }) => {
       const { i, slice } = current();
       if (!slice) return never(src);
       if (src.abortedBy(i)) throw aborted;
@@ -60,7 +60,7 @@ export function recordedActors(src: FactSource) {
       };
     }),
 
-    callModel: fromPromise<ModelResponse, CallModelInput>(async () => {
+    callModel: effect<ModelResponse, CallModelInput>(async () => {
       const { slice } = current();
       const fact = slice?.find(
         (r) => (r.type === 'model.responded' || r.type === 'model.failed') && r.data.purpose === 'turn',
@@ -70,7 +70,7 @@ export function recordedActors(src: FactSource) {
       return (fact as Extract<LogRecord, { type: 'model.responded' }>).data.response;
     }),
 
-    runTools: fromPromise<ToolBatchResult, RunToolsInput>(async ({ input }) => {
+    runTools: effect<ToolBatchResult, RunToolsInput>(async ({ input }) => {
       const { i, slice } = current();
       if (!slice) return never(src);
       const byId = new Map<string, Extract<LogRecord, { type: 'tool.finished' }>>();
@@ -89,7 +89,7 @@ export function recordedActors(src: FactSource) {
       return { results, aborted: src.abortedBy(i), appendedTokens: estimateTokens(results) };
     }),
 
-    compact: fromPromise<CompactResult, CompactInput>(async () => {
+    compact: effect<CompactResult, CompactInput>(async () => {
       const { slice } = current();
       if (!slice) return never(src);
       const failed = slice.find((r) => r.type === 'model.failed' && r.data.purpose === 'compaction');
@@ -103,7 +103,7 @@ export function recordedActors(src: FactSource) {
       return { messages, summary, tokensBefore, tokensAfter, usage };
     }),
 
-    backoff: fromPromise<{ delayMs: number }, BackoffInput>(async () => {
+    backoff: effect<{ delayMs: number }, BackoffInput>(async () => {
       const { i, slice } = current();
       const fact = slice?.find((r) => r.type === 'backoff.scheduled');
       if (!slice || !fact || fact.type !== 'backoff.scheduled') return never(src);
@@ -111,7 +111,7 @@ export function recordedActors(src: FactSource) {
       return { delayMs: fact.data.delayMs };
     }),
 
-    stopChecks: fromPromise<StopDecision, StopChecksInput>(async () => {
+    stopChecks: effect<StopDecision, StopChecksInput>(async () => {
       const { i, slice } = current();
       if (!slice) return never(src);
       if (src.abortedBy(i)) throw aborted;

@@ -1,5 +1,5 @@
-import { fromPromise } from 'xstate';
 import type { StopHook, StopHookResult } from '../hooks/types.ts';
+import { effect } from '../lib/effect.ts';
 import type {
   ActorFailure,
   BackoffInput,
@@ -90,7 +90,7 @@ export function liveActors(d: LiveDeps) {
   }
 
   return {
-    buildQuery: fromPromise<ModelRequest, BuildQueryInput>(async ({ input }) => {
+    buildQuery: effect<ModelRequest, BuildQueryInput>(async ({ input }) => {
       if (d.signal.aborted) throw aborted();
       return {
         model: input.model,
@@ -101,11 +101,11 @@ export function liveActors(d: LiveDeps) {
       };
     }),
 
-    callModel: fromPromise<ModelResponse, CallModelInput>(async ({ input }) =>
+    callModel: effect<ModelResponse, CallModelInput>(async ({ input }) =>
       call(input.request, 'turn', input.attempt),
     ),
 
-    runTools: fromPromise<ToolBatchResult, RunToolsInput>(async ({ input }) => {
+    runTools: effect<ToolBatchResult, RunToolsInput>(async ({ input }) => {
       const batch = await runToolBatch(
         {
           registry: d.registry,
@@ -148,7 +148,7 @@ export function liveActors(d: LiveDeps) {
       };
     }),
 
-    compact: fromPromise<CompactResult, CompactInput>(async ({ input }) => {
+    compact: effect<CompactResult, CompactInput>(async ({ input }) => {
       const tokensBefore = estimateHistoryTokens(input.messages);
       const fail = (error: string): never => {
         rec('compaction.finished', { ok: false, mode: input.mode, error });
@@ -181,7 +181,7 @@ export function liveActors(d: LiveDeps) {
       return { messages, summary, tokensBefore, tokensAfter, usage: response.usage };
     }),
 
-    backoff: fromPromise<{ delayMs: number }, BackoffInput>(async ({ input }) => {
+    backoff: effect<{ delayMs: number }, BackoffInput>(async ({ input }) => {
       const delayMs = backoffDelay(
         input.attempt,
         d.random(),
@@ -203,7 +203,7 @@ export function liveActors(d: LiveDeps) {
       return { delayMs };
     }),
 
-    stopChecks: fromPromise<StopDecision, StopChecksInput>(async ({ input }) => {
+    stopChecks: effect<StopDecision, StopChecksInput>(async ({ input }) => {
       if (d.signal.aborted) throw aborted();
       if (d.budgetPolicy) {
         const b = d.budgetPolicy({
