@@ -37,7 +37,15 @@ export function effect<O, I>(run: (args: { input: I }) => PromiseLike<O> | O): P
     },
     start: (
       state: Snapshot<O, I>,
-      { self, system }: { self: { getSnapshot(): { status: string } }; system: { _relay: Function } },
+      {
+        self,
+        system,
+      }: {
+        self: { getSnapshot(): { status: string } };
+        system: {
+          _relay: (source: unknown, target: unknown, event: { type: string; data: unknown }) => void;
+        };
+      },
     ) => {
       if (state.status !== 'active') return;
       let pending: PromiseLike<O>;

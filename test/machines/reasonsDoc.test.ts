@@ -16,6 +16,7 @@ describe('docs/reasons.md', () => {
   });
 
   it('gives every terminal reason its status', () => {
-    for (const [r, status] of Object.entries(TERMINAL_STATUS)) expect(doc).toContain(`| \`${r}\` | ${status} |`);
+    for (const [r, status] of Object.entries(TERMINAL_STATUS))
+      expect(doc).toContain(`| \`${r}\` | ${status} |`);
   });
 });

@@ -92,7 +92,9 @@ describe('crash safety (SIGKILL at many points)', () => {
       const records = await loadRecords(store, k.session);
       // Nothing acknowledged is lost.
       expect(records.length).toBeGreaterThanOrEqual(k.acked);
-      records.forEach((r, i) => expect(r.seq).toBe(i + 1));
+      records.forEach((r, i) => {
+        expect(r.seq).toBe(i + 1);
+      });
       // What is there replays identically.
       const verified = await verifyReplay(records);
       expect(verified.divergence).toBeNull();

@@ -13,7 +13,7 @@ function spec(given: DraftRecord[]) {
   return {
     when(record: DraftRecord) {
       const after = evolve(before, stamp(record));
-      return { then: (check: (s: SessionState, prev: SessionState) => void) => check(after, before) };
+      return { thenState: (check: (s: SessionState, prev: SessionState) => void) => check(after, before) };
     },
   };
 }
@@ -50,7 +50,7 @@ describe('evolve', () => {
   it('given a new session, when a run starts, then it is the current run, in state building', () => {
     spec([created])
       .when(started)
-      .then((s) => {
+      .thenState((s) => {
         expect(s.currentRun).toMatchObject({ id: run, status: 'running', state: 'building' });
         expect(s.lastSeq).toBe(2);
       });
@@ -59,7 +59,7 @@ describe('evolve', () => {
   it('given a run, when the user message arrives, then it is appended and titles an untitled session', () => {
     spec([started])
       .when(userMsg)
-      .then((s) => {
+      .thenState((s) => {
         expect(s.messages.view()).toEqual([{ role: 'user', content: 'hi' }]);
         expect(s.title).toBe('hi');
       });
@@ -68,7 +68,7 @@ describe('evolve', () => {
   it('given a run, when a model responds, then its usage adds to the run and the session', () => {
     spec([created, started, responded])
       .when(responded)
-      .then((s) => {
+      .thenState((s) => {
         expect(s.usage.inputTokens).toBe(20);
         expect(s.usage.costUsd).toBeCloseTo(0.02);
         expect(s.currentRun?.usage.outputTokens).toBe(10);
@@ -99,7 +99,7 @@ describe('evolve', () => {
           filesRead: [{ path: '/a', sha256: 'h', mtimeMs: 5 }],
         },
       })
-      .then((s, prev) => {
+      .thenState((s, prev) => {
         expect(prev.toolsInFlight.t1).toBeDefined();
         expect(s.toolsInFlight.t1).toBeUndefined();
         expect(s.filesRead['/a']).toMatchObject({ sha256: 'h', seq: 3 });
@@ -115,7 +115,7 @@ describe('evolve', () => {
         at: 0,
         data: { toolUseId: 't', name: 'Bash', decision: 'ask', resolved: 'deny', by: 'noninteractive' },
       })
-      .then((s) => expect(s.denials.view()).toMatchObject([{ name: 'Bash', by: 'noninteractive' }]));
+      .thenState((s) => expect(s.denials.view()).toMatchObject([{ name: 'Bash', by: 'noninteractive' }]));
   });
 
   it('given a history, when compaction succeeds, then the history is replaced; when auto fails, the breaker counts', () => {
@@ -134,13 +134,13 @@ describe('evolve', () => {
           tokensAfter: 10,
         },
       })
-      .then((s) => {
+      .thenState((s) => {
         expect(s.messages.view()).toEqual([{ role: 'user', content: 'summary' }]);
         expect(s.compactions).toBe(1);
       });
     spec(given)
       .when({ type: 'compaction.finished', run, at: 0, data: { ok: false, mode: 'auto', error: 'boom' } })
-      .then((s) => expect(s.autoCompactFailures).toBe(1));
+      .thenState((s) => expect(s.autoCompactFailures).toBe(1));
   });
 
   it('given a transition, when the run ends, then it moves to the ended runs with status and reason', () => {
@@ -159,7 +159,7 @@ describe('evolve', () => {
         at: 0,
         data: { status: 'completed', reason: 'completed', turns: 1, usage },
       })
-      .then((s, prev) => {
+      .thenState((s, prev) => {
         expect(prev.currentRun?.state).toBe('requesting');
         expect(s.currentRun).toBeNull();
         expect(s.runs.view()).toMatchObject([

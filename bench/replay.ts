@@ -1,0 +1,110 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import type { Script } from '../src/model/script.ts';
+import { ScriptedModelClient } from '../src/model/scripted.ts';
+import { verifyReplay } from '../src/replay/verify.ts';
+import { counterIds, seededRandom, VirtualClock } from '../src/runtime/determinism.ts';
+import { Session } from '../src/runtime/session.ts';
+import { evolve } from '../src/store/evolve.ts';
+import { openFileStore } from '../src/store/fileStore.ts';
+import { MemoryEventStore } from '../src/store/memoryStore.ts';
+import type { LogRecord } from '../src/store/records.ts';
+import { emptySessionState } from '../src/store/sessionState.ts';
+import type { Tool } from '../src/tools/types.ts';
+
+/**
+ * Rebuild and verify-replay throughput at 1 000, 10 000 and 100 000 records. The logs are real:
+ * written by the runtime (tool rounds with a no-op tool, ~10 records a round).
+ */
+const noop: Tool<{ n: number }> = {
+  name: 'noop',
+  description: 'does nothing',
+  inputSchema: z.object({ n: z.number() }),
+  isReadOnly: true,
+  isConcurrencySafe: () => true,
+  async call() {
+    return { content: 'ok' };
+  },
+};
+
+async function makeLog(records: number): Promise<LogRecord[]> {
+  const rounds = Math.ceil(records / 10);
+  const turns: Script['turns'] = [];
+  for (let i = 0; i < rounds; i++) {
+    turns.push({
+      content: [{ type: 'tool_use', id: `t${i}`, name: 'noop', input: { n: i } }],
+      stop_reason: 'tool_use',
+      usage: {
+        input_tokens: 10,
+        output_tokens: 5,
+        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: 0,
+      },
+    });
+  }
+  turns.push({ text: 'done', stop_reason: 'end_turn', usage: undefined });
+  const store = new MemoryEventStore();
+  const session = await Session.create({
+    store,
+    model: new ScriptedModelClient({ turns }),
+    tools: [noop],
+    clock: new VirtualClock(),
+    random: seededRandom(1),
+    ids: counterIds('bench-'),
+    settings: { maxTurns: rounds + 1, contextWindow: 100_000_000 },
+  });
+  await session.submit('go');
+  const out: LogRecord[] = [];
+  for await (const r of store.read(session.id)) out.push(r);
+  return out.slice(0, records);
+}
+
+function time<T>(f: () => T): { ms: number; value: T } {
+  const t0 = performance.now();
+  const value = f();
+  return { ms: performance.now() - t0, value };
+}
+
+export async function benchReplay(sizes = [1_000, 10_000, 100_000]): Promise<void> {
+  console.log('\n## Rebuild and verify replay (real runtime logs)');
+  console.log('| records | fold (evolve) rec/s | read+validate+fold from file rec/s | verify replay rec/s |');
+  console.log('|---|---|---|---|');
+  const dir = await mkdtemp(path.join(tmpdir(), 'reloop-bench-replay-'));
+  try {
+    for (const n of sizes) {
+      const log = await makeLog(n);
+      // Warm-up pass, then the measured one.
+      log.reduce(evolve, emptySessionState());
+      const fold = time(() => log.reduce(evolve, emptySessionState()));
+      const store = await openFileStore(dir);
+      const id = `bench-${n}`;
+      await store.append(
+        id,
+        log.map((r) => ({ ...r, session: id }) as LogRecord),
+        { expectedSeq: 0 },
+      );
+      const t0 = performance.now();
+      let s = emptySessionState();
+      for await (const r of store.read(id)) s = evolve(s, r);
+      const fileMs = performance.now() - t0;
+      await store.close();
+      await verifyReplay(log.slice(0, Math.min(n, 2_000)));
+      const v0 = performance.now();
+      const report = await verifyReplay(log);
+      const verifyMs = performance.now() - v0;
+      if (report.divergence) throw new Error(`bench log diverged at ${report.divergence.seq}`);
+      const rate = (ms: number) => Math.round((n / ms) * 1000).toLocaleString('en-US');
+      console.log(
+        `| ${n.toLocaleString('en-US')} | ${rate(fold.ms)} | ${rate(fileMs)} | ${rate(verifyMs)} |`,
+      );
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await benchReplay();
+}
