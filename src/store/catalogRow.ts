@@ -13,8 +13,11 @@ export function updateCatalogRow(row: SessionInfo | undefined, records: readonly
     lastSeq: 0,
     forkedFrom: null,
   };
+  // One copy per batch, not per record: appends stay O(batch).
+  next = { ...next };
   for (const r of records) {
-    next = { ...next, updated: r.at, lastSeq: r.seq };
+    next.updated = r.at;
+    next.lastSeq = r.seq;
     switch (r.type) {
       case 'session.created':
         next.title = r.data.title ?? next.title;
