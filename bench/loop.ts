@@ -1,16 +1,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { z } from 'zod';
 import type { Message, ToolResultBlock } from '../src/model/messages.ts';
-import type { Script } from '../src/model/script.ts';
 import { ScriptedModelClient } from '../src/model/scripted.ts';
 import { counterIds, seededRandom, VirtualClock } from '../src/runtime/determinism.ts';
 import { Session } from '../src/runtime/session.ts';
 import { type FdatasyncLatency, fdatasyncLatency, openFileStore } from '../src/store/fileStore.ts';
 import { MemoryEventStore } from '../src/store/memoryStore.ts';
 import type { EventStore } from '../src/store/types.ts';
-import type { Tool } from '../src/tools/types.ts';
+import { noop, noopScript } from './noopRounds.ts';
 
 /**
  * The foundation benchmark: N tool rounds against a zero-latency scripted model and a no-op
@@ -18,34 +16,6 @@ import type { Tool } from '../src/tools/types.ts';
  * same model/tool work. Prints µs per turn, the ratio, per-turn cost early vs late (flatness)
  * and heap after the run.
  */
-const noop: Tool<{ n: number }> = {
-  name: 'noop',
-  description: 'does nothing',
-  inputSchema: z.object({ n: z.number() }),
-  isReadOnly: true,
-  isConcurrencySafe: () => true,
-  async call() {
-    return { content: 'ok' };
-  },
-};
-
-function script(rounds: number): Script {
-  const turns: Script['turns'] = [];
-  for (let i = 0; i < rounds; i++) {
-    turns.push({
-      content: [{ type: 'tool_use', id: `t${i}`, name: 'noop', input: { n: i } }],
-      stop_reason: 'tool_use',
-      usage: {
-        input_tokens: 10,
-        output_tokens: 5,
-        cache_read_input_tokens: 0,
-        cache_creation_input_tokens: 0,
-      },
-    });
-  }
-  turns.push({ text: 'done', stop_reason: 'end_turn', usage: undefined });
-  return { turns };
-}
 
 export interface LoopBench {
   rounds: number;
@@ -57,7 +27,7 @@ export interface LoopBench {
 }
 
 export async function benchStatechart(rounds: number, store: EventStore): Promise<LoopBench> {
-  const client = new ScriptedModelClient(script(rounds));
+  const client = new ScriptedModelClient(noopScript(rounds));
   const session = await Session.create({
     store,
     model: client,
@@ -87,7 +57,7 @@ export async function benchStatechart(rounds: number, store: EventStore): Promis
 
 /** The same work without a statechart or a log: call the model, run the tool, append, repeat. */
 export async function benchPlainLoop(rounds: number): Promise<LoopBench> {
-  const client = new ScriptedModelClient(script(rounds));
+  const client = new ScriptedModelClient(noopScript(rounds));
   const messages: Message[] = [{ role: 'user', content: 'go' }];
   const marks: number[] = [];
   const signal = new AbortController().signal;

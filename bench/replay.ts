@@ -1,8 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { z } from 'zod';
-import type { Script } from '../src/model/script.ts';
 import { ScriptedModelClient } from '../src/model/scripted.ts';
 import { verifyReplay } from '../src/replay/verify.ts';
 import { counterIds, seededRandom, VirtualClock } from '../src/runtime/determinism.ts';
@@ -12,43 +10,14 @@ import { openFileStore } from '../src/store/fileStore.ts';
 import { MemoryEventStore } from '../src/store/memoryStore.ts';
 import type { LogRecord } from '../src/store/records.ts';
 import { emptySessionState } from '../src/store/sessionState.ts';
-import type { Tool } from '../src/tools/types.ts';
-
-/**
- * Rebuild and verify-replay throughput at 1 000, 10 000 and 100 000 records. The logs are real:
- * written by the runtime (tool rounds with a no-op tool, ~10 records a round).
- */
-const noop: Tool<{ n: number }> = {
-  name: 'noop',
-  description: 'does nothing',
-  inputSchema: z.object({ n: z.number() }),
-  isReadOnly: true,
-  isConcurrencySafe: () => true,
-  async call() {
-    return { content: 'ok' };
-  },
-};
+import { noop, noopScript } from './noopRounds.ts';
 
 async function makeLog(records: number): Promise<LogRecord[]> {
   const rounds = Math.ceil(records / 10);
-  const turns: Script['turns'] = [];
-  for (let i = 0; i < rounds; i++) {
-    turns.push({
-      content: [{ type: 'tool_use', id: `t${i}`, name: 'noop', input: { n: i } }],
-      stop_reason: 'tool_use',
-      usage: {
-        input_tokens: 10,
-        output_tokens: 5,
-        cache_read_input_tokens: 0,
-        cache_creation_input_tokens: 0,
-      },
-    });
-  }
-  turns.push({ text: 'done', stop_reason: 'end_turn', usage: undefined });
   const store = new MemoryEventStore();
   const session = await Session.create({
     store,
-    model: new ScriptedModelClient({ turns }),
+    model: new ScriptedModelClient(noopScript(rounds)),
     tools: [noop],
     clock: new VirtualClock(),
     random: seededRandom(1),
