@@ -69,3 +69,16 @@ export function withCommonOptions(cmd: Command): Command {
     .option('--store <dir>', 'store directory (default: $RELOOP_STORE or ./.reloop)')
     .option('--json', 'machine-readable output');
 }
+
+/**
+ * How the user can call this CLI again, for hints: `reloop` when installed as a command,
+ * else `node <path to bin/reloop.js>` relative to the current directory (npm scripts and
+ * a fresh clone have no `reloop` on the PATH).
+ */
+export function selfCommand(): string {
+  const entry = process.argv[1] ?? '';
+  const bin = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../bin/reloop.js');
+  if (!/(bin\/reloop\.js|src\/cli\/main\.ts)$/.test(entry)) return 'reloop';
+  const rel = path.relative(process.cwd(), bin);
+  return `node ${rel.startsWith('.') ? rel : `./${rel}`}`;
+}

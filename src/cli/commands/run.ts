@@ -28,6 +28,7 @@ import {
   openStore,
   out,
   printJson,
+  selfCommand,
   storeDir,
   UsageError,
   withCommonOptions,
@@ -163,7 +164,10 @@ export async function runWith(
     );
     if (result.error) out(`  error: ${result.error}`);
     out(`  log:    ${path.join(storeDir(opts), 'sessions', `${sessionId}.jsonl`)}`);
-    out(`  replay: reloop replay ${sessionId} --verify${opts.store ? ` --store ${opts.store}` : ''}`);
+    out(
+      `  replay: ${selfCommand()} replay ${sessionId} --verify${opts.store ? ` --store ${opts.store}` : ''}`,
+    );
+    out(`  view:   ${selfCommand()} viz ${sessionId} --format html --out session.html`);
   }
   return result;
 }
