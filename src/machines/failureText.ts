@@ -27,7 +27,7 @@ export function failureText(why: TerminalReason, c: RunContext, event: AnyEventO
     case 'max_tokens_exhausted':
       return `the output was still cut at max_tokens after escalation and ${c.output.recoveries} recoveries`;
     case 'max_turns_reached':
-      return `stopped after maxTurns (${cfg.maxTurns}) tool rounds`;
+      return `stopped after maxTurns (${cfg.maxTurns}) turns`;
     case 'stop_hook_prevented': {
       const d = stopDecision(event);
       return `a stop hook ended the run: ${'reason' in d ? d.reason : ''}`;

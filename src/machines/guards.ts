@@ -58,6 +58,8 @@ export const maxTokensCanRecover = ({ context, event }: Args) =>
 export const maxTokensStop = ({ event }: Args) => response(event).stopReason === 'max_tokens';
 
 export const pauseTurn = ({ event }: Args) => response(event).stopReason === 'pause_turn';
+export const pauseTurnPastMaxTurns = (a: Args) =>
+  pauseTurn(a) && a.context.turn + 1 > a.context.config.maxTurns;
 
 // ---- requesting: the call failed
 export const promptTooLong = ({ event }: Args) => failure(event)?.kind === 'prompt_too_long';

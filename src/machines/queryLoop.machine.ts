@@ -81,6 +81,7 @@ export const queryLoopMachine = setup({
     maxTokensCanRecover: g.maxTokensCanRecover,
     maxTokensStop: g.maxTokensStop,
     pauseTurn: g.pauseTurn,
+    pauseTurnPastMaxTurns: g.pauseTurnPastMaxTurns,
     promptTooLong: g.promptTooLong,
     shouldFallBack: g.shouldFallBack,
     canRetryTransport: g.canRetryTransport,
@@ -167,6 +168,7 @@ export const queryLoopMachine = setup({
       output: { maxTokens: context.config.defaultMaxTokens, escalated: false, recoveries: 0 },
       stop: context.stop.blocks === 0 ? context.stop : { ...context.stop, blocks: 0 },
     })),
+    countPausedTurn: assign(({ context }) => ({ turn: context.turn + 1 })),
     takeRequest: assign({
       request: ({ event }) => (event as unknown as { output: ModelRequest }).output,
     }),
@@ -353,9 +355,20 @@ export const queryLoopMachine = setup({
             meta: r('max_tokens_exhausted'),
           },
           {
+            // A paused turn is a model call like any other: maxTurns bounds a server that keeps pausing.
+            guard: 'pauseTurnPastMaxTurns',
+            target: 'failed',
+            actions: [
+              'takeResponse',
+              'appendResponse',
+              { type: 'explainFailure', params: 'max_turns_reached' },
+            ],
+            meta: r('max_turns_reached'),
+          },
+          {
             guard: 'pauseTurn',
             target: 'building',
-            actions: ['takeResponse', 'appendResponse'],
+            actions: ['takeResponse', 'appendResponse', 'countPausedTurn'],
             meta: r('pause_turn_continuation'),
           },
           {

@@ -15,7 +15,7 @@ describe('a failed run says why', () => {
     const turns = await scriptedSession([toolTurn([{ name: 'echo', input: { text: 'a' } }])], {
       settings: { maxTurns: 1 },
     });
-    expect((await turns.session.submit('x')).error).toBe('stopped after maxTurns (1) tool rounds');
+    expect((await turns.session.submit('x')).error).toBe('stopped after maxTurns (1) turns');
 
     const budget = await scriptedSession(
       [textTurn('big', 'end_turn', { input_tokens: 900, output_tokens: 200 })],
