@@ -33,7 +33,20 @@ export class MissingApiKeyError extends Error {
 }
 
 export function hasApiKey(env: NodeJS.ProcessEnv = process.env): boolean {
-  return Boolean(env.ANTHROPIC_API_KEY?.trim());
+  return Boolean(
+    env.ANTHROPIC_API_KEY?.trim() || env.ANTHROPIC_AUTH_TOKEN?.trim() || env.ANTHROPIC_BASE_URL?.trim(),
+  );
+}
+
+/**
+ * The credential to send: the API key, else a bearer token. A server of one's own behind
+ * ANTHROPIC_BASE_URL may need neither; it then gets a placeholder (the SDK insists on one),
+ * never a key borrowed from anywhere else.
+ */
+function credentialFrom(env: NodeJS.ProcessEnv): string | undefined {
+  const key = env.ANTHROPIC_API_KEY?.trim() || env.ANTHROPIC_AUTH_TOKEN?.trim();
+  if (key) return key;
+  return env.ANTHROPIC_BASE_URL?.trim() ? 'no-key-configured' : undefined;
 }
 
 function blocksOf(content: Message['content']): ContentBlock[] {
@@ -121,7 +134,7 @@ export class AnthropicModelClient implements ModelClient {
   readonly #apiKey: string;
 
   constructor(options: AnthropicClientOptions = {}) {
-    const apiKey = options.apiKey ?? process.env.ANTHROPIC_API_KEY;
+    const apiKey = options.apiKey ?? credentialFrom(process.env);
     if (!apiKey?.trim()) throw new MissingApiKeyError();
     this.#apiKey = apiKey;
     const baseURL = options.baseURL ?? (process.env.ANTHROPIC_BASE_URL || undefined);
