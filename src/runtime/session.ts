@@ -73,7 +73,7 @@ export class SessionBusyError extends Error {
 export class NothingToRunError extends Error {
   readonly code = 'NOTHING_TO_RUN';
   constructor(readonly sessionId: string) {
-    super(`session ${sessionId} has no message to answer: give a prompt`);
+    super(`session ${sessionId} has no history to continue: give a prompt`);
     this.name = 'NothingToRunError';
   }
 }
@@ -153,6 +153,10 @@ export class Session {
     options.signal?.addEventListener('abort', onOuterAbort, { once: true });
     try {
       const plan = await this.closeInterruptedRun();
+      // Without a prompt there must be a history to continue: checked before anything is written.
+      if ((prompt ?? null) === null && this.state.messages.length === 0) {
+        throw new NothingToRunError(this.id);
+      }
       return await this.run(prompt ?? null, controller.signal, plan);
     } finally {
       options.signal?.removeEventListener('abort', onOuterAbort);
@@ -177,9 +181,7 @@ export class Session {
     if (prompt !== null) {
       const message: Message = typeof prompt === 'string' ? { role: 'user', content: prompt } : prompt;
       this.rec(runId, 'user.message', { message });
-    } else if (!last) {
-      throw new NothingToRunError(this.id);
-    } else if (last.role === 'assistant') {
+    } else if (last?.role === 'assistant') {
       // The model had already answered; a request ending on its own message would be a prefill.
       this.rec(runId, 'user.message', { message: { role: 'user', content: 'Continue where you left off.' } });
     }

@@ -11,7 +11,7 @@ import { parseScriptText } from '../../model/script.ts';
 import { ScriptedModelClient } from '../../model/scripted.ts';
 import type { ModelClient } from '../../model/types.ts';
 import type { RunSettings } from '../../runtime/config.ts';
-import { type RunResult, Session, type SessionOptions } from '../../runtime/session.ts';
+import { NothingToRunError, type RunResult, Session, type SessionOptions } from '../../runtime/session.ts';
 import type { FileEventStore } from '../../store/fileStore.ts';
 import { builtinTools } from '../../tools/builtin/index.ts';
 import {
@@ -150,7 +150,11 @@ export async function runWith(
   process.on('SIGINT', onSigint);
   let result: RunResult;
   try {
-    result = await session.submit(prompt);
+    result = await session.submit(prompt).catch((e: unknown) => {
+      // Bad usage, not a failed run: `--resume` with no prompt on a session with nothing to continue.
+      if (e instanceof NothingToRunError) throw new UsageError(e.message);
+      throw e;
+    });
   } finally {
     process.off('SIGINT', onSigint);
     live.end();
