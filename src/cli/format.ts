@@ -43,6 +43,8 @@ export function describeRecord(r: LogRecord): string {
       return r.data.ok
         ? `compaction (${r.data.mode}) ${r.data.tokensBefore} → ${r.data.tokensAfter} tokens, ${r.data.messages.length} messages`
         : `compaction (${r.data.mode}) failed: ${clip(r.data.error)}`;
+    case 'actor.failed':
+      return `${r.data.actor} failed: ${clip(r.data.message)}`;
     case 'abort.requested':
       return `abort requested${r.data.reason ? `: ${r.data.reason}` : ''}`;
     case 'transition':

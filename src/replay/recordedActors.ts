@@ -45,10 +45,17 @@ export function recordedActors(src: FactSource) {
     const i = src.taken;
     return { i, slice: src.slice(i) };
   };
+  /** An `actor.failed` logged for this invocation: the live effect failed, so does the replayed one. */
+  const loggedFailure = (slice: LogRecord[] | null, actor: string): ActorFailure | null => {
+    const f = slice?.find((r) => r.type === 'actor.failed' && r.data.actor === actor);
+    return f?.type === 'actor.failed' ? { kind: 'failed', message: f.data.message } : null;
+  };
 
   return {
     buildQuery: effect<ModelRequest, BuildQueryInput>(async ({ input }) => {
       const { i, slice } = current();
+      const failed = loggedFailure(slice, 'buildQuery');
+      if (failed) throw failed;
       if (!slice) return never(src);
       if (src.abortedBy(i)) throw aborted;
       return {
@@ -72,6 +79,8 @@ export function recordedActors(src: FactSource) {
 
     runTools: effect<ToolBatchResult, RunToolsInput>(async ({ input }) => {
       const { i, slice } = current();
+      const failed = loggedFailure(slice, 'runTools');
+      if (failed) throw failed;
       if (!slice) return never(src);
       const byId = new Map<string, Extract<LogRecord, { type: 'tool.finished' }>>();
       for (const r of slice) if (r.type === 'tool.finished') byId.set(r.data.toolUseId, r);
@@ -105,6 +114,8 @@ export function recordedActors(src: FactSource) {
 
     backoff: effect<{ delayMs: number }, BackoffInput>(async () => {
       const { i, slice } = current();
+      const failed = loggedFailure(slice, 'backoff');
+      if (failed) throw failed;
       const fact = slice?.find((r) => r.type === 'backoff.scheduled');
       if (!slice || !fact || fact.type !== 'backoff.scheduled') return never(src);
       if (src.abortedBy(i)) throw aborted;
@@ -113,6 +124,8 @@ export function recordedActors(src: FactSource) {
 
     stopChecks: effect<StopDecision, StopChecksInput>(async () => {
       const { i, slice } = current();
+      const failed = loggedFailure(slice, 'stopChecks');
+      if (failed) throw failed;
       if (!slice) return never(src);
       if (src.abortedBy(i)) throw aborted;
       const answers: StopAnswer[] = [];

@@ -1,7 +1,8 @@
 import { AppendOnlyList } from '../lib/appendOnlyList.ts';
 import type { MessageEmitted } from '../machines/context.ts';
 import { type QueryLoopMachine, queryLoopMachine } from '../machines/queryLoop.machine.ts';
-import { driveMachine, type TransitionFact } from '../runtime/driveMachine.ts';
+import { TERMINAL_STATUS, type TerminalReason } from '../machines/reasons.ts';
+import { type DriveOutcome, driveMachine, type TransitionFact } from '../runtime/driveMachine.ts';
 import { evolve } from '../store/evolve.ts';
 import type { LogRecord, RecordOf } from '../store/records.ts';
 import { emptySessionState, type SessionState } from '../store/sessionState.ts';
@@ -80,7 +81,12 @@ function* splitRuns(records: readonly LogRecord[]): Generator<RunSlice> {
     } else if (open && r.run === open.start.run) {
       // Everything a run logs before its first transition (the user message, the repairs of a
       // resumed run) is what the machine starts from, not something it did.
-      if (r.type !== 'transition' && !open.records.some((x) => x.type === 'transition')) {
+      // An abort stays with the run: the actors must see it even before the first transition.
+      if (
+        r.type !== 'transition' &&
+        r.type !== 'abort.requested' &&
+        !open.records.some((x) => x.type === 'transition')
+      ) {
         open.before = evolve(open.before, r);
       } else {
         open.records.push(r);
@@ -129,7 +135,19 @@ async function verifyRun(machine: QueryLoopMachine, run: RunSlice): Promise<numb
       return firstAbort < to;
     },
     endOfLog() {
-      if (!ended) stopped?.();
+      if (!ended) {
+        stopped?.();
+        return;
+      }
+      // The run ended, yet no fact answers this invocation: the code asks for an effect the
+      // recorded run never made. Report it rather than wait for a fact that will not come.
+      const exp = expectedTransitions[taken];
+      diverge(
+        exp?.seq ?? endRecord?.seq ?? run.start.seq,
+        exp?.data ?? null,
+        null,
+        'the replayed machine waits for an effect the log has no record of',
+      );
     },
   };
 
@@ -213,5 +231,37 @@ async function verifyRun(machine: QueryLoopMachine, run: RunSlice): Promise<numb
       `the machine stopped (${outcome.final}); the log has ${exp.data.from} → ${exp.data.to} (${exp.data.reason})`,
     );
   }
+  if (outcome !== 'stopped' && ended) checkEnd(outcome, expectedMessages.slice(messageIdx), endRecord);
   return taken;
+}
+
+/** A run that ended must end the same way: no message left unappended, the same status, reason and turns. */
+function checkEnd(
+  outcome: DriveOutcome,
+  leftover: readonly RecordOf<'message.appended'>[],
+  end: LogRecord | undefined,
+): void {
+  const first = leftover[0];
+  if (first) {
+    throw new ReplayDivergenceError(
+      first.seq,
+      first.data,
+      null,
+      `the log appended a ${first.data.origin} message the replayed machine does not`,
+    );
+  }
+  if (end?.type !== 'run.ended') return;
+  const expected = { status: end.data.status, reason: end.data.reason, turns: end.data.turns };
+  const actual = {
+    status: TERMINAL_STATUS[outcome.reason as TerminalReason] ?? 'failed',
+    reason: outcome.reason,
+    turns: outcome.context.turn,
+  };
+  if (
+    expected.status !== actual.status ||
+    expected.reason !== actual.reason ||
+    expected.turns !== actual.turns
+  ) {
+    throw new ReplayDivergenceError(end.seq, expected, actual, 'the run ends differently');
+  }
 }

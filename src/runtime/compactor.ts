@@ -1,6 +1,6 @@
 import { estimateTokens, type Message, textOf } from '../model/messages.ts';
 import { COMPACTION_MARKER } from '../model/scripted.ts';
-import type { ModelRequest } from '../model/types.ts';
+import type { ModelRequest, ToolSpec } from '../model/types.ts';
 
 /** What a summary must keep for the work to go on (DESIGN §1). */
 export const COMPACTION_SYSTEM = `${COMPACTION_MARKER}
@@ -21,13 +21,16 @@ export function compactionRequest(
   messages: readonly Message[],
   model: string,
   maxTokens: number,
+  tools: readonly ToolSpec[] = [],
 ): ModelRequest {
   return {
     model,
     system: COMPACTION_SYSTEM,
     // The history plus one instruction; the tail must end on a user turn for the API.
     messages: [...messages, { role: 'user', content: 'Summarise the conversation above as instructed.' }],
-    tools: [],
+    // The tools stay declared (the instruction says not to call them): a history holding
+    // tool_use / tool_result blocks with no tools defined is refused by some Messages API servers.
+    tools,
     maxTokens,
   };
 }

@@ -89,8 +89,26 @@ export function liveActors(d: LiveDeps) {
     }
   }
 
+  /**
+   * An effect whose unexpected failure (not an abort) is logged as `actor.failed` before the
+   * machine sees it: runtime_error is then a recorded fact, and replay takes the same edge.
+   */
+  function guarded<O, I>(actor: string, run: (input: I) => Promise<O>) {
+    return effect<O, I>(async ({ input }) => {
+      try {
+        return await run(input);
+      } catch (e) {
+        if ((e as ActorFailure | undefined)?.kind === 'aborted') throw e;
+        const message =
+          e instanceof Error ? e.message : ((e as ActorFailure | undefined)?.message ?? String(e));
+        rec('actor.failed', { actor, message });
+        throw { kind: 'failed', message } satisfies ActorFailure;
+      }
+    });
+  }
+
   return {
-    buildQuery: effect<ModelRequest, BuildQueryInput>(async ({ input }) => {
+    buildQuery: guarded<ModelRequest, BuildQueryInput>('buildQuery', async (input) => {
       if (d.signal.aborted) throw aborted();
       return {
         model: input.model,
@@ -105,7 +123,9 @@ export function liveActors(d: LiveDeps) {
       call(input.request, 'turn', input.attempt),
     ),
 
-    runTools: effect<ToolBatchResult, RunToolsInput>(async ({ input }) => {
+    runTools: guarded<ToolBatchResult, RunToolsInput>('runTools', async (input) => {
+      // PreToolUse hooks and prompts are effects too: the response that asked for them is made durable first.
+      if (d.toolHooks?.preToolUse || d.askUser) await d.writer.commit();
       const batch = await runToolBatch(
         {
           registry: d.registry,
@@ -157,7 +177,7 @@ export function liveActors(d: LiveDeps) {
       let response: ModelResponse;
       try {
         response = await call(
-          compactionRequest(input.messages, input.model, d.compactionMaxTokens ?? 16_000),
+          compactionRequest(input.messages, input.model, d.compactionMaxTokens ?? 16_000, d.registry.specs()),
           'compaction',
           1,
         );
@@ -181,7 +201,7 @@ export function liveActors(d: LiveDeps) {
       return { messages, summary, tokensBefore, tokensAfter, usage: response.usage };
     }),
 
-    backoff: effect<{ delayMs: number }, BackoffInput>(async ({ input }) => {
+    backoff: guarded<{ delayMs: number }, BackoffInput>('backoff', async (input) => {
       const delayMs = backoffDelay(
         input.attempt,
         d.random(),
@@ -203,7 +223,7 @@ export function liveActors(d: LiveDeps) {
       return { delayMs };
     }),
 
-    stopChecks: effect<StopDecision, StopChecksInput>(async ({ input }) => {
+    stopChecks: guarded<StopDecision, StopChecksInput>('stopChecks', async (input) => {
       if (d.signal.aborted) throw aborted();
       if (d.budgetPolicy) {
         const b = d.budgetPolicy({

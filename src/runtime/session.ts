@@ -87,6 +87,7 @@ const allowAll: CanUseTool = () => ({ behavior: 'allow', by: 'default' });
  */
 export class Session {
   private controller: AbortController | null = null;
+  private abortLoggedFor: string | null = null;
   private readonly registry: ToolRegistry;
   private readonly clock: Clock;
 
@@ -137,7 +138,9 @@ export class Session {
   /** Aborts the run in progress: recorded first, then every effect sees the signal. */
   abort(reason = 'aborted by the user'): void {
     if (!this.controller || this.controller.signal.aborted) return;
-    this.rec(this.writer.state.currentRun?.id ?? null, 'abort.requested', { reason });
+    const run = this.writer.state.currentRun?.id ?? null;
+    this.rec(run, 'abort.requested', { reason });
+    this.abortLoggedFor = run;
     this.controller.abort(new Error(reason));
   }
 
@@ -151,6 +154,8 @@ export class Session {
     this.controller = controller;
     const onOuterAbort = () => this.abort('aborted by the caller');
     options.signal?.addEventListener('abort', onOuterAbort, { once: true });
+    // A signal aborted before the call never fires its event.
+    if (options.signal?.aborted) onOuterAbort();
     try {
       const plan = await this.closeInterruptedRun();
       // Without a prompt there must be a history to continue: checked before anything is written.
@@ -176,6 +181,11 @@ export class Session {
       ...(resumed ? { resumedFrom: resumed.runId } : {}),
       autoCompactFailures: this.state.autoCompactFailures,
     });
+    // An abort that came before this run existed (while closing a dead run) is logged in the
+    // run too, so replay sees what the run's actors saw.
+    if (signal.aborted && this.abortLoggedFor !== runId) {
+      this.rec(runId, 'abort.requested', { reason: 'aborted before the run started' });
+    }
     if (resumed) await this.repairHistory(runId, resumed, signal);
     const last = this.state.messages.last();
     if (prompt !== null) {

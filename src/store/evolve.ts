@@ -59,6 +59,7 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
     case 'backoff.scheduled':
     case 'hook.decided':
     case 'abort.requested':
+    case 'actor.failed':
       return s;
     case 'tool.started':
       s.toolsInFlight = {
@@ -110,7 +111,9 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
       s.transitions = state.transitions + 1;
       if (s.currentRun) {
         const turns =
-          record.data.reason === 'tool_result_continuation' || record.data.reason === 'auto_compact';
+          record.data.reason === 'tool_result_continuation' ||
+          record.data.reason === 'auto_compact' ||
+          record.data.reason === 'pause_turn_continuation';
         s.currentRun = {
           ...s.currentRun,
           state: record.data.to,

@@ -127,6 +127,8 @@ export const RecordDataSchemas = {
     z.object({ ok: z.literal(false), mode: z.enum(['auto', 'reactive']), error: z.string() }),
   ]),
   'abort.requested': z.object({ reason: z.string().optional() }),
+  /** An effect of the runtime failed unexpectedly (not a model error, not an abort): the fact replay needs for runtime_error. */
+  'actor.failed': z.object({ actor: z.string(), message: z.string() }),
   transition: z.object({ from: z.string(), to: z.string(), trigger: z.string(), reason: z.string() }),
   'run.ended': z.object({
     status: RunStatusSchema,
@@ -171,6 +173,7 @@ export const LogRecordSchema = z.discriminatedUnion('type', [
   recordSchema('hook.decided'),
   recordSchema('compaction.finished'),
   recordSchema('abort.requested'),
+  recordSchema('actor.failed'),
   recordSchema('transition'),
   recordSchema('run.ended'),
 ]);

@@ -68,6 +68,8 @@ export function recordNote(r: LogRecord): string {
         : clip(`${r.data.mode} compaction failed: ${r.data.error}`);
     case 'abort.requested':
       return clip(`abort${r.data.reason ? `: ${r.data.reason}` : ''}`);
+    case 'actor.failed':
+      return clip(`${r.data.actor} failed: ${r.data.message}`);
     case 'transition':
       return clip(`${r.data.from} → ${r.data.to}: ${r.data.reason}`);
     case 'run.ended':

@@ -50,4 +50,23 @@ describe('write-ahead group commit', () => {
     const secondRequest = store.commits.filter((c) => c.some((r) => r.type === 'model.requested'))[1]!;
     expect(secondRequest.some((r) => r.type === 'tool.finished')).toBe(true);
   });
+
+  it('makes the model response durable before a PreToolUse hook (a command, an effect) runs', async () => {
+    const store = new CountingStore();
+    let durableAtHook: string[] = [];
+    const h = await scriptedSession(
+      [toolTurn([{ name: 'echo', input: { text: 'x' }, id: 'a' }]), textTurn('ok')],
+      {
+        store,
+        toolHooks: {
+          async preToolUse() {
+            durableAtHook = store.commits.flat().map((r) => r.type);
+            return { decision: 'continue' };
+          },
+        },
+      },
+    );
+    await h.session.submit('go');
+    expect(durableAtHook).toContain('model.responded');
+  });
 });
