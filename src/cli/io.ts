@@ -36,10 +36,19 @@ export function storeDir(opts: GlobalOptions): string {
 }
 
 export async function openStore(opts: GlobalOptions): Promise<FileEventStore> {
-  return openFileStore(storeDir(opts), {
-    // A person reads this: the warning's own sentence (it names the file and line), not its JSON.
-    onWarning: (w) => process.stderr.write(`warning: ${typeof w === 'string' ? w : w.message}\n`),
-  });
+  const dir = storeDir(opts);
+  try {
+    return await openFileStore(dir, {
+      // A person reads this: the warning's own sentence (it names the file and line), not its JSON.
+      onWarning: (w) => process.stderr.write(`warning: ${typeof w === 'string' ? w : w.message}\n`),
+    });
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === 'ENOTDIR' || code === 'EEXIST' || code === 'EACCES' || code === 'EROFS') {
+      throw new CommandFailed(`--store ${dir}: not a usable store directory (${code})`);
+    }
+    throw e;
+  }
 }
 
 export function printJson(value: unknown): void {

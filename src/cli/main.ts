@@ -35,6 +35,14 @@ const commands: ((p: Command) => void)[] = [
 
 for (const register of commands) register(program);
 
+// A reader that goes away (`reloop log … | head`) is not an error: stop writing, keep going, so a
+// run still ends properly and nothing is left half-done.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+  });
+}
+
 try {
   await program.parseAsync(process.argv);
 } catch (e) {

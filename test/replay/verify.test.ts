@@ -59,6 +59,10 @@ describe('verify replay', () => {
       (r) => r.type === 'transition' && r.data.reason === 'max_tokens_escalation',
     )!;
     expect(report.divergence?.seq).toBe(escalation.seq);
+    // The transitions before the divergence matched, and are counted.
+    expect(report.transitions).toBe(
+      records.filter((r) => r.type === 'transition' && r.seq < escalation.seq).length,
+    );
     expect(report.divergence?.actual).toMatchObject({ reason: 'max_tokens_recovery' });
   });
 

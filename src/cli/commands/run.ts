@@ -81,6 +81,13 @@ export function registerRun(program: Command): void {
       .option('--resume <session>', 'continue a session (after a crash the interrupted run is closed first)'),
   ).action(async (prompt: string | undefined, opts: RunOptions) => {
     if (opts.demo) {
+      if (opts.resume || opts.script || opts.model) {
+        throw new UsageError(
+          '--demo runs its own scripted session: it takes no --resume, --script or --model',
+        );
+      }
+      // Checked before the demo copies its project, so bad usage leaves nothing behind.
+      checkRunFlags({ ...opts, script: 'demo' });
       const result = await runDemo(opts);
       process.exitCode = result.status === 'completed' ? EXIT.ok : EXIT.failed;
       return;
@@ -171,7 +178,9 @@ export async function runWith(
     out(
       `  replay: ${selfCommand()} replay ${sessionId} --verify${opts.store ? ` --store ${opts.store}` : ''}`,
     );
-    out(`  view:   ${selfCommand()} viz ${sessionId} --format html --out session.html`);
+    out(
+      `  view:   ${selfCommand()} viz ${sessionId} --format html --out session.html${opts.store ? ` --store ${opts.store}` : ''}`,
+    );
   }
   return result;
 }
