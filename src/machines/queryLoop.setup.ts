@@ -1,0 +1,240 @@
+import { assign, enqueueActions, setup } from 'xstate';
+import { AppendOnlyList } from '../lib/appendOnlyList.ts';
+import { effect } from '../lib/effect.ts';
+import { addUsage, contextTokensOf, estimateTokens, type Message, toolUsesOf } from '../model/messages.ts';
+import type { ModelRequest, ModelResponse } from '../model/types.ts';
+import type {
+  BackoffInput,
+  BuildQueryInput,
+  CallModelInput,
+  CompactInput,
+  CompactResult,
+  MessageEmitted,
+  RunContext,
+  RunInput,
+  RunToolsInput,
+  StopChecksInput,
+  StopDecision,
+  ToolBatchResult,
+} from './context.ts';
+import { failureText } from './failureText.ts';
+import * as g from './guards.ts';
+import {
+  assistantMessage,
+  MAX_TOKENS_CONTINUE_TEXT,
+  MAX_TURNS_MARKER,
+  partialOutput,
+  STOP_HOOK_FEEDBACK_PREFIX,
+  syntheticResults,
+  toolResultsMessage,
+  userText,
+} from './loopMessages.ts';
+import type { TerminalReason } from './reasons.ts';
+
+/** Actors the runtime must provide. The placeholders fail loudly if a caller forgets one. */
+function missing<I, O>(name: string) {
+  return effect<O, I>(async () => {
+    throw new Error(`actor "${name}" was not provided to the query-loop machine`);
+  });
+}
+
+type Emit = MessageEmitted;
+const emitted = (message: Message, origin: Emit['origin']): Emit => ({ type: 'message', message, origin });
+
+/**
+ * The query loop's vocabulary: context and input types, the actors it invokes (provided by
+ * the runtime or by replay), its named pure guards and its pure actions. The chart itself —
+ * states and guarded edges — is queryLoop.machine.ts. Assigns are O(1) per turn: the history
+ * is an AppendOnlyList, never copied.
+ */
+export const queryLoopSetup = setup({
+  types: {
+    context: {} as RunContext,
+    input: {} as RunInput,
+    emitted: {} as Emit,
+  },
+  actors: {
+    buildQuery: missing<BuildQueryInput, ModelRequest>('buildQuery'),
+    callModel: missing<CallModelInput, ModelResponse>('callModel'),
+    runTools: missing<RunToolsInput, ToolBatchResult>('runTools'),
+    compact: missing<CompactInput, CompactResult>('compact'),
+    backoff: missing<BackoffInput, { delayMs: number }>('backoff'),
+    stopChecks: missing<StopChecksInput, StopDecision>('stopChecks'),
+  },
+  guards: {
+    isAborted: g.isAborted,
+    responseRefused: g.responseRefused,
+    budgetExceeded: g.budgetExceeded,
+    responseHasToolUse: g.responseHasToolUse,
+    contextWindowExceeded: g.contextWindowExceeded,
+    overflowCanCompact: g.overflowCanCompact,
+    promptTooLongCanCompact: g.promptTooLongCanCompact,
+    maxTokensCanEscalate: g.maxTokensCanEscalate,
+    maxTokensCanRecover: g.maxTokensCanRecover,
+    maxTokensStop: g.maxTokensStop,
+    pauseTurn: g.pauseTurn,
+    pauseTurnPastMaxTurns: g.pauseTurnPastMaxTurns,
+    promptTooLong: g.promptTooLong,
+    shouldFallBack: g.shouldFallBack,
+    canRetryTransport: g.canRetryTransport,
+    toolsAborted: g.toolsAborted,
+    maxTurnsReached: g.maxTurnsReached,
+    needsAutoCompact: g.needsAutoCompact,
+    compactionWasReactive: g.compactionWasReactive,
+    stopPrevented: g.stopPrevented,
+    stopBlockedPastCap: g.stopBlockedPastCap,
+    stopBlocked: g.stopBlocked,
+    budgetContinue: g.budgetContinue,
+  },
+  actions: {
+    /** Every response: add its usage, note its size as the new context estimate, reset retry state. */
+    takeResponse: assign(({ context, event }) => {
+      const res = (event as unknown as { output: ModelResponse }).output;
+      return {
+        usage: addUsage(context.usage, res.usage),
+        contextTokens: contextTokensOf(res.usage),
+        transport: { ...context.transport, attempt: 1, consecutiveOverloads: 0, lastFailure: null },
+        compaction:
+          res.stopReason === 'model_context_window_exceeded' || !context.compaction.reactiveTried
+            ? context.compaction
+            : { ...context.compaction, reactiveTried: false },
+      };
+    }),
+    appendResponse: enqueueActions(({ context, event, enqueue }) => {
+      const res = (event as unknown as { output: ModelResponse }).output;
+      const msg = assistantMessage(res);
+      enqueue.assign({ messages: context.messages.append(msg) });
+      enqueue.emit(emitted(msg, 'assistant'));
+    }),
+    /** For terminal edges from `requesting`: tool_use blocks that will never run get results. */
+    closeToolUses: enqueueActions(({ context, event, enqueue }, why: string) => {
+      const res = (event as unknown as { output: ModelResponse }).output;
+      const uses = toolUsesOf(res.content);
+      if (uses.length === 0) return;
+      const msg = toolResultsMessage(syntheticResults(uses, why));
+      enqueue.assign({ messages: context.messages.append(msg) });
+      enqueue.emit(emitted(msg, 'interrupted'));
+    }),
+    /** For a failed tool batch: the tool_use blocks of the last assistant message get results. */
+    closePendingToolUses: enqueueActions(({ context, enqueue }, why: string) => {
+      const last = context.messages.last();
+      const uses = last?.role === 'assistant' ? toolUsesOf(last.content) : [];
+      if (uses.length === 0) return;
+      const msg = toolResultsMessage(syntheticResults(uses, why));
+      enqueue.assign({ messages: context.messages.append(msg) });
+      enqueue.emit(emitted(msg, 'interrupted'));
+    }),
+    appendPartialAndContinue: enqueueActions(({ context, event, enqueue }) => {
+      const res = (event as unknown as { output: ModelResponse }).output;
+      const partial = partialOutput(res);
+      const cont = userText(MAX_TOKENS_CONTINUE_TEXT);
+      const added: Message[] = partial ? [partial, cont] : [cont];
+      enqueue.assign({
+        messages: context.messages.append(...added),
+        output: { ...context.output, recoveries: context.output.recoveries + 1 },
+        contextTokens: context.contextTokens + estimateTokens(cont.content),
+      });
+      if (partial) enqueue.emit(emitted(partial, 'assistant'));
+      enqueue.emit(emitted(cont, 'max_tokens_continue'));
+    }),
+    escalateMaxTokens: assign(({ context }) => ({
+      output: { ...context.output, maxTokens: context.config.escalatedMaxTokens, escalated: true },
+    })),
+    appendToolResults: enqueueActions(({ context, event, enqueue }) => {
+      const out = (event as unknown as { output: ToolBatchResult }).output;
+      const msg = toolResultsMessage(out.results);
+      enqueue.assign({
+        messages: context.messages.append(msg),
+        contextTokens: context.contextTokens + out.appendedTokens,
+      });
+      enqueue.emit(emitted(msg, out.aborted ? 'interrupted' : 'tool_results'));
+    }),
+    appendMaxTurnsMarker: enqueueActions(({ context, enqueue }) => {
+      const msg = userText(MAX_TURNS_MARKER);
+      enqueue.assign({ messages: context.messages.append(msg) });
+      enqueue.emit(emitted(msg, 'max_turns_marker'));
+    }),
+    /** A new turn begins: per-turn recovery state starts over. */
+    nextTurn: assign(({ context }) => ({
+      turn: context.turn + 1,
+      output: { maxTokens: context.config.defaultMaxTokens, escalated: false, recoveries: 0 },
+      stop: context.stop.blocks === 0 ? context.stop : { ...context.stop, blocks: 0 },
+    })),
+    countPausedTurn: assign(({ context }) => ({ turn: context.turn + 1 })),
+    takeRequest: assign({
+      request: ({ event }) => (event as unknown as { output: ModelRequest }).output,
+    }),
+    noteFailure: assign(({ context, event }) => {
+      const f = (event as unknown as { error: RunContext['transport']['lastFailure'] }).error;
+      return {
+        transport: {
+          ...context.transport,
+          lastFailure: f,
+          consecutiveOverloads: f?.overloaded ? context.transport.consecutiveOverloads + 1 : 0,
+        },
+      };
+    }),
+    nextAttempt: assign(({ context }) => ({
+      transport: { ...context.transport, attempt: context.transport.attempt + 1 },
+    })),
+    fallBack: assign(({ context }) => ({
+      transport: {
+        ...context.transport,
+        model: context.config.fallbackModel ?? context.transport.model,
+        fellBack: true,
+        consecutiveOverloads: 0,
+        attempt: 1,
+      },
+    })),
+    compactReactively: assign(({ context }) => ({
+      compaction: { ...context.compaction, mode: 'reactive' as const, reactiveTried: true },
+    })),
+    compactAuto: assign(({ context }) => ({ compaction: { ...context.compaction, mode: 'auto' as const } })),
+    takeCompaction: assign(({ context, event }) => {
+      const out = (event as unknown as { output: CompactResult }).output;
+      return {
+        messages: AppendOnlyList.from(out.messages),
+        usage: addUsage(context.usage, out.usage),
+        contextTokens: out.tokensAfter,
+        compaction:
+          context.compaction.mode === 'auto'
+            ? { ...context.compaction, autoFailures: 0 }
+            : context.compaction,
+      };
+    }),
+    countCompactionFailure: assign(({ context }) => ({
+      compaction: { ...context.compaction, autoFailures: context.compaction.autoFailures + 1 },
+    })),
+    appendStopFeedback: enqueueActions(({ context, event, enqueue }) => {
+      const out = (event as unknown as { output: { reason: string } }).output;
+      const msg = userText(`${STOP_HOOK_FEEDBACK_PREFIX}${out.reason}`);
+      enqueue.assign({
+        messages: context.messages.append(msg),
+        stop: { ...context.stop, blocks: context.stop.blocks + 1, hookActive: true },
+        contextTokens: context.contextTokens + estimateTokens(msg.content),
+      });
+      enqueue.emit(emitted(msg, 'stop_hook_feedback'));
+    }),
+    appendBudgetContinue: enqueueActions(({ context, event, enqueue }) => {
+      const out = (event as unknown as { output: { message: string } }).output;
+      const msg = userText(out.message);
+      enqueue.assign({
+        messages: context.messages.append(msg),
+        stop: { ...context.stop, budgetContinuations: context.stop.budgetContinuations + 1 },
+        contextTokens: context.contextTokens + estimateTokens(msg.content),
+      });
+      enqueue.emit(emitted(msg, 'budget_continue'));
+    }),
+    /** A failed run says why in words, not only by its reason. */
+    explainFailure: assign(({ context, event }, why: TerminalReason) => ({
+      error: failureText(why, context, event),
+    })),
+    noteError: assign({
+      error: ({ event }) => {
+        const e = (event as unknown as { error?: unknown }).error;
+        if (e && typeof e === 'object' && 'message' in e) return String((e as { message: unknown }).message);
+        return String(e);
+      },
+    }),
+  },
+});
