@@ -168,6 +168,113 @@ describe('evolve', () => {
       });
   });
 
+  it('returns states with the fields of emptySessionState, in its order, for every kind of record', () => {
+    const tool = (toolUseId: string): DraftRecord[] => [
+      {
+        type: 'tool.started',
+        run,
+        at: 0,
+        data: { toolUseId, name: 'Read', input: {}, index: 0, readOnly: true },
+      },
+      {
+        type: 'tool.finished',
+        run,
+        at: 0,
+        data: {
+          toolUseId,
+          name: 'Read',
+          index: 0,
+          outcome: 'ok',
+          result: { content: 'x', isError: false },
+          durationMs: 1,
+        },
+      },
+    ];
+    const drafts: DraftRecord[] = [
+      created,
+      started,
+      userMsg,
+      { type: 'transition', run, at: 0, data: { from: 'a', to: 'b', trigger: 'e', reason: 'r' } },
+      responded,
+      ...tool('t1'),
+      {
+        type: 'message.appended',
+        run,
+        at: 0,
+        data: { message: { role: 'user', content: 'x' }, origin: 'user' },
+      },
+      { type: 'run.ended', run, at: 0, data: { status: 'completed', reason: 'completed', turns: 1, usage } },
+    ];
+    const keys = Object.keys(emptySessionState());
+    const runKeys = [
+      'id',
+      'startedSeq',
+      'endedSeq',
+      'status',
+      'reason',
+      'turns',
+      'usage',
+      'state',
+      'config',
+      'resumedFrom',
+    ];
+    let seq = 0;
+    let s = emptySessionState();
+    for (const d of drafts) {
+      s = evolve(s, { ...d, v: CURRENT_SCHEMA_VERSION, seq: ++seq, at: seq, session: 's1' } as LogRecord);
+      expect(Object.keys(s), d.type).toEqual(keys);
+      if (s.currentRun) expect(Object.keys(s.currentRun), d.type).toEqual(runKeys);
+    }
+    expect(Object.keys(s.runs.view()[0]!)).toEqual(runKeys);
+  });
+
+  it('keys tools in flight and their results by any id, __proto__ and toString included', () => {
+    const ids = ['__proto__', 'toString', '2', 'b', 'a'];
+    let seq = 0;
+    const stamp = (d: DraftRecord) =>
+      ({ ...d, v: CURRENT_SCHEMA_VERSION, seq: ++seq, at: seq, session: 's1' }) as LogRecord;
+    let s = evolve(emptySessionState(), stamp(started));
+    for (const toolUseId of ids) {
+      s = evolve(
+        s,
+        stamp({
+          type: 'tool.started',
+          run,
+          at: 0,
+          data: { toolUseId, name: 'T', input: {}, index: 0, readOnly: true },
+        }),
+      );
+    }
+    expect(Object.keys(s.toolsInFlight)).toEqual(['2', '__proto__', 'toString', 'b', 'a']);
+    expect(Object.getPrototypeOf(s.toolsInFlight)).toBe(Object.prototype);
+    for (const toolUseId of ['b', '__proto__', 'toString']) {
+      s = evolve(
+        s,
+        stamp({
+          type: 'tool.finished',
+          run,
+          at: 0,
+          data: {
+            toolUseId,
+            name: 'T',
+            index: 0,
+            outcome: 'ok',
+            result: { content: toolUseId, isError: false },
+            durationMs: 1,
+          },
+        }),
+      );
+    }
+    expect(Object.keys(s.toolsInFlight)).toEqual(['2', 'a']);
+    expect(Object.keys(s.unappendedResults)).toEqual(['b', '__proto__', 'toString']);
+    expect(Object.getPrototypeOf(s.toolsInFlight)).toBe(Object.prototype);
+    expect(Object.getPrototypeOf(s.unappendedResults)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(s.unappendedResults, '__proto__')?.value).toEqual({
+      content: '__proto__',
+      isError: false,
+    });
+  });
+
   it('never mutates the state it is given', () => {
     const before = fold([], emptySessionState());
     const frozen = JSON.stringify({ ...before, messages: before.messages.view() });
