@@ -1,7 +1,7 @@
-import { type AnyActorLogic, createActor, fromPromise, toPromise } from 'xstate';
 import { z } from 'zod';
 import type { StopHook, StopHookResult } from '../hooks/types.ts';
 import type { ActorFailure } from '../machines/context.ts';
+import type { EffectHandlers } from '../machines/effects.ts';
 import { type QueryLoopMachine, queryLoopMachine } from '../machines/queryLoop.machine.ts';
 import { parseScript } from '../model/script.ts';
 import { ScriptedModelClient } from '../model/scripted.ts';
@@ -23,7 +23,7 @@ import {
 /**
  * Runs a scenario on the real runtime: a Session with the scripted model, the test tools,
  * a stop hook and a budget policy that answer as scheduled, a virtual clock and the
- * traversal configuration. The live actors do all the work; a thin wrapper around each one
+ * traversal configuration. The live effects do all the work; a thin wrapper around each one
  * only counts its invocations and, where the scenario says so, aborts the session as it
  * starts or replaces it by a broken one for that invocation.
  */
@@ -81,29 +81,17 @@ const budgetPolicy =
   () =>
     ctl.stopAnswer === 'budgetContinue' ? { message: 'Token budget: keep working on the task.' } : null;
 
-type ActorImpls = Record<ActorId, AnyActorLogic>;
-type Implementations = Parameters<QueryLoopMachine['provide']>[0];
-
 /**
- * The chart, unchanged, except that the actors the session provides get wrapped. Session has
- * no hook for a broken actor (its `provide` call replaces every actor), so the copy's own
- * `provide` is intercepted: whatever the session passes is wrapped before it is applied.
+ * Wraps the session's live effects: each one counts its invocations against the schedule and,
+ * where the scenario says so, aborts the session as it starts or is replaced by a broken one
+ * for that invocation. Every other invocation is the live effect, unchanged.
  */
-export function drivenMachine(
-  base: QueryLoopMachine,
-  wrap: (live: ActorImpls) => ActorImpls,
-): QueryLoopMachine {
-  const machine = base.provide({});
-  machine.provide = ((impl: Implementations) =>
-    base.provide({ ...impl, actors: wrap(impl.actors as ActorImpls) } as Implementations)) as never;
-  return machine;
-}
-
-function driveActors(s: Scenario, ctl: Controls) {
-  return (live: ActorImpls): ActorImpls => {
-    const wrap = (id: ActorId) => {
+function driveEffects(s: Scenario, ctl: Controls) {
+  return (live: EffectHandlers): EffectHandlers => {
+    const wrap = <K extends ActorId>(id: K): EffectHandlers[K] => {
       let used = 0;
-      return fromPromise<unknown, unknown>(async ({ input }) => {
+      const run = live[id] as (input: unknown) => Promise<unknown>;
+      return (async (input: unknown) => {
         const driver = s.schedule[id][used++];
         if (!driver) {
           ctl.problems.push(`${id} was invoked ${used} times; the path plans ${s.schedule[id].length}`);
@@ -114,13 +102,17 @@ function driveActors(s: Scenario, ctl: Controls) {
         }
         if (driver.kind === 'abortAtStart') ctl.abort();
         if (driver.kind === 'stopAnswer') ctl.stopAnswer = driver.answer;
-        const child = createActor(live[id], { input });
-        const done = toPromise(child);
-        child.start();
-        return done;
-      });
+        return run(input);
+      }) as EffectHandlers[K];
     };
-    return Object.fromEntries(Object.keys(s.schedule).map((id) => [id, wrap(id as ActorId)])) as ActorImpls;
+    return {
+      buildQuery: wrap('buildQuery'),
+      callModel: wrap('callModel'),
+      runTools: wrap('runTools'),
+      compact: wrap('compact'),
+      backoff: wrap('backoff'),
+      stopChecks: wrap('stopChecks'),
+    };
   };
 }
 
@@ -151,7 +143,8 @@ export async function runScenario(s: Scenario, opts: RunScenarioOptions): Promis
     ids: counterIds(opts.idPrefix),
     cwd: process.cwd(),
     title: scenarioName(s),
-    machine: drivenMachine(opts.machine ?? queryLoopMachine, driveActors(s, ctl)),
+    machine: opts.machine ?? queryLoopMachine,
+    interposeEffects: driveEffects(s, ctl),
   });
   const result = await session.submit('Fix the failing test.');
   const records: LogRecord[] = [];

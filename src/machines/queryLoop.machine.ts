@@ -1,5 +1,6 @@
 import type { ActorRefFrom } from 'xstate';
-import { toolUsesOf, ZERO_USAGE } from '../model/messages.ts';
+import { ZERO_USAGE } from '../model/messages.ts';
+import { EFFECTS_ACTOR_ID, type EffectHandlers, effectsActor } from './effects.ts';
 import { queryLoopSetup } from './queryLoop.setup.ts';
 import type { TransitionReason } from './reasons.ts';
 
@@ -7,11 +8,15 @@ const r = (reason: TransitionReason) => ({ reason });
 
 /**
  * The query loop. Control flow lives here and only here: every decision is a guarded edge
- * with a reason; every side effect is an invoked actor (see queryLoop.setup.ts).
+ * with a reason. Side effects live in the run's one invoked effects actor (effects.ts): each
+ * state `perform`s its effect on entry and routes on the effect's outcome,
+ * `xstate.done.actor.<effect>` or `xstate.error.actor.<effect>`, as it would on an invoke's
+ * onDone / onError.
  */
 export const queryLoopMachine = queryLoopSetup.createMachine({
   id: 'queryLoop',
   initial: 'building',
+  invoke: { id: EFFECTS_ACTOR_ID, src: 'effects' },
   context: ({ input }) => ({
     config: input.config,
     messages: input.messages,
@@ -33,29 +38,23 @@ export const queryLoopMachine = queryLoopSetup.createMachine({
   }),
   states: {
     building: {
-      invoke: {
-        id: 'buildQuery',
-        src: 'buildQuery',
-        input: ({ context }) => ({
-          messages: context.messages.view(),
-          model: context.transport.model,
-          maxTokens: context.output.maxTokens,
-          system: context.config.system,
-          turn: context.turn,
-        }),
-        onDone: { target: 'requesting', actions: 'takeRequest', meta: r('query_built') },
-        onError: [
+      entry: { type: 'perform', params: 'buildQuery' },
+      on: {
+        'xstate.done.actor.buildQuery': {
+          target: 'requesting',
+          actions: 'takeRequest',
+          meta: r('query_built'),
+        },
+        'xstate.error.actor.buildQuery': [
           { guard: 'isAborted', target: 'aborted', meta: r('aborted') },
           { target: 'failed', actions: 'noteError', meta: r('runtime_error') },
         ],
       },
     },
     requesting: {
-      invoke: {
-        id: 'callModel',
-        src: 'callModel',
-        input: ({ context }) => ({ request: context.request!, attempt: context.transport.attempt }),
-        onDone: [
+      entry: { type: 'perform', params: 'callModel' },
+      on: {
+        'xstate.done.actor.callModel': [
           {
             guard: 'responseRefused',
             target: 'failed',
@@ -81,7 +80,7 @@ export const queryLoopMachine = queryLoopSetup.createMachine({
           {
             guard: 'responseHasToolUse',
             target: 'dispatchingTools',
-            actions: ['takeResponse', 'appendResponse'],
+            actions: ['takeAndAppendResponse', { type: 'announce', params: 'assistant' }],
             meta: r('tool_use_requested'),
           },
           {
@@ -137,11 +136,11 @@ export const queryLoopMachine = queryLoopSetup.createMachine({
           },
           {
             target: 'awaitingStopHook',
-            actions: ['takeResponse', 'appendResponse'],
+            actions: ['takeAndAppendResponse', { type: 'announce', params: 'assistant' }],
             meta: r('finish_requested'),
           },
         ],
-        onError: [
+        'xstate.error.actor.callModel': [
           { guard: 'isAborted', target: 'aborted', meta: r('aborted') },
           {
             guard: 'promptTooLongCanCompact',
@@ -172,29 +171,23 @@ export const queryLoopMachine = queryLoopSetup.createMachine({
       },
     },
     recovering: {
-      invoke: {
-        id: 'backoff',
-        src: 'backoff',
-        input: ({ context }) => ({
-          attempt: context.transport.attempt,
-          retryAfterMs: context.transport.lastFailure?.retryAfterMs,
-        }),
-        onDone: { target: 'requesting', actions: 'nextAttempt', meta: r('backoff_elapsed') },
-        onError: [
+      entry: { type: 'perform', params: 'backoff' },
+      on: {
+        'xstate.done.actor.backoff': {
+          target: 'requesting',
+          actions: 'nextAttempt',
+          meta: r('backoff_elapsed'),
+        },
+        'xstate.error.actor.backoff': [
           { guard: 'isAborted', target: 'aborted', meta: r('aborted') },
           { target: 'failed', actions: 'noteError', meta: r('runtime_error') },
         ],
       },
     },
     dispatchingTools: {
-      invoke: {
-        id: 'runTools',
-        src: 'runTools',
-        input: ({ context }) => ({
-          toolUses: toolUsesOf(context.messages.last()?.content ?? []),
-          turn: context.turn,
-        }),
-        onDone: [
+      entry: { type: 'perform', params: 'runTools' },
+      on: {
+        'xstate.done.actor.runTools': [
           { guard: 'toolsAborted', target: 'aborted', actions: 'appendToolResults', meta: r('aborted') },
           {
             guard: 'maxTurnsReached',
@@ -214,11 +207,11 @@ export const queryLoopMachine = queryLoopSetup.createMachine({
           },
           {
             target: 'building',
-            actions: ['appendToolResults', 'nextTurn'],
+            actions: ['appendResultsAndContinue', { type: 'announce', params: 'tool_results' }],
             meta: r('tool_result_continuation'),
           },
         ],
-        onError: [
+        'xstate.error.actor.runTools': [
           {
             target: 'failed',
             actions: [
@@ -231,16 +224,10 @@ export const queryLoopMachine = queryLoopSetup.createMachine({
       },
     },
     compacting: {
-      invoke: {
-        id: 'compact',
-        src: 'compact',
-        input: ({ context }) => ({
-          messages: context.messages.view(),
-          mode: context.compaction.mode,
-          model: context.transport.model,
-        }),
-        onDone: { target: 'building', actions: 'takeCompaction', meta: r('compacted') },
-        onError: [
+      entry: { type: 'perform', params: 'compact' },
+      on: {
+        'xstate.done.actor.compact': { target: 'building', actions: 'takeCompaction', meta: r('compacted') },
+        'xstate.error.actor.compact': [
           { guard: 'isAborted', target: 'aborted', meta: r('aborted') },
           {
             guard: 'compactionWasReactive',
@@ -253,17 +240,9 @@ export const queryLoopMachine = queryLoopSetup.createMachine({
       },
     },
     awaitingStopHook: {
-      invoke: {
-        id: 'stopChecks',
-        src: 'stopChecks',
-        input: ({ context }) => ({
-          lastAssistant: context.messages.last()!,
-          stopHookActive: context.stop.hookActive,
-          turn: context.turn,
-          usage: context.usage,
-          budgetContinuations: context.stop.budgetContinuations,
-        }),
-        onDone: [
+      entry: { type: 'perform', params: 'stopChecks' },
+      on: {
+        'xstate.done.actor.stopChecks': [
           {
             guard: 'stopPrevented',
             target: 'failed',
@@ -290,7 +269,7 @@ export const queryLoopMachine = queryLoopSetup.createMachine({
           },
           { target: 'completed', meta: r('completed') },
         ],
-        onError: [
+        'xstate.error.actor.stopChecks': [
           { guard: 'isAborted', target: 'aborted', meta: r('aborted') },
           { target: 'failed', actions: 'noteError', meta: r('runtime_error') },
         ],
@@ -304,3 +283,8 @@ export const queryLoopMachine = queryLoopSetup.createMachine({
 
 export type QueryLoopMachine = typeof queryLoopMachine;
 export type QueryLoopActor = ActorRefFrom<QueryLoopMachine>;
+
+/** The chart with its effects performed by `handlers`: the runtime's live ones or replay's recorded ones. */
+export function withEffects(machine: QueryLoopMachine, handlers: EffectHandlers): QueryLoopMachine {
+  return machine.provide({ actors: { effects: effectsActor(handlers) } });
+}

@@ -1,22 +1,16 @@
-import { assign, enqueueActions, setup } from 'xstate';
+import { assign, emit, enqueueActions, sendTo, setup } from 'xstate';
 import { AppendOnlyList } from '../lib/appendOnlyList.ts';
-import { effect } from '../lib/effect.ts';
 import { addUsage, contextTokensOf, estimateTokens, type Message, toolUsesOf } from '../model/messages.ts';
 import type { ModelRequest, ModelResponse } from '../model/types.ts';
-import type {
-  BackoffInput,
-  BuildQueryInput,
-  CallModelInput,
-  CompactInput,
-  CompactResult,
-  MessageEmitted,
-  RunContext,
-  RunInput,
-  RunToolsInput,
-  StopChecksInput,
-  StopDecision,
-  ToolBatchResult,
-} from './context.ts';
+import type { CompactResult, MessageEmitted, RunContext, RunInput, ToolBatchResult } from './context.ts';
+import { effectCommand } from './effectInputs.ts';
+import {
+  EFFECTS_ACTOR_ID,
+  type EffectName,
+  type EffectReply,
+  effectsActor,
+  missingEffects,
+} from './effects.ts';
 import { failureText } from './failureText.ts';
 import * as g from './guards.ts';
 import {
@@ -31,19 +25,37 @@ import {
 } from './loopMessages.ts';
 import type { TerminalReason } from './reasons.ts';
 
-/** Actors the runtime must provide. The placeholders fail loudly if a caller forgets one. */
-function missing<I, O>(name: string) {
-  return effect<O, I>(async () => {
-    throw new Error(`actor "${name}" was not provided to the query-loop machine`);
-  });
-}
-
 type Emit = MessageEmitted;
 const emitted = (message: Message, origin: Emit['origin']): Emit => ({ type: 'message', message, origin });
 
+const outputOf = <T>(event: unknown): T => (event as { output: T }).output;
+
+/** What every model response changes: usage, the context estimate, the transport's retry state. */
+function responseUpdate(context: RunContext, res: ModelResponse) {
+  return {
+    usage: addUsage(context.usage, res.usage),
+    contextTokens: contextTokensOf(res.usage),
+    transport: { ...context.transport, attempt: 1, consecutiveOverloads: 0, lastFailure: null },
+    compaction:
+      res.stopReason === 'model_context_window_exceeded' || !context.compaction.reactiveTried
+        ? context.compaction
+        : { ...context.compaction, reactiveTried: false },
+  };
+}
+
+/** What a new turn resets: per-turn output recovery and the consecutive stop-hook blocks. */
+function nextTurnUpdate(context: RunContext) {
+  return {
+    turn: context.turn + 1,
+    output: { maxTokens: context.config.defaultMaxTokens, escalated: false, recoveries: 0 },
+    stop: context.stop.blocks === 0 ? context.stop : { ...context.stop, blocks: 0 },
+  };
+}
+
 /**
- * The query loop's vocabulary: context and input types, the actors it invokes (provided by
- * the runtime or by replay), its named pure guards and its pure actions. The chart itself —
+ * The query loop's vocabulary: context, input and event types, the effects actor it invokes
+ * (its handlers provided by the runtime or by replay, see effects.ts), its named pure guards
+ * and its pure actions. The chart itself —
  * states and guarded edges — is queryLoop.machine.ts. Assigns are O(1) per turn: the history
  * is an AppendOnlyList, never copied.
  */
@@ -52,14 +64,10 @@ export const queryLoopSetup = setup({
     context: {} as RunContext,
     input: {} as RunInput,
     emitted: {} as Emit,
+    events: {} as EffectReply,
   },
   actors: {
-    buildQuery: missing<BuildQueryInput, ModelRequest>('buildQuery'),
-    callModel: missing<CallModelInput, ModelResponse>('callModel'),
-    runTools: missing<RunToolsInput, ToolBatchResult>('runTools'),
-    compact: missing<CompactInput, CompactResult>('compact'),
-    backoff: missing<BackoffInput, { delayMs: number }>('backoff'),
-    stopChecks: missing<StopChecksInput, StopDecision>('stopChecks'),
+    effects: effectsActor(missingEffects()),
   },
   guards: {
     isAborted: g.isAborted,
@@ -87,19 +95,20 @@ export const queryLoopSetup = setup({
     budgetContinue: g.budgetContinue,
   },
   actions: {
+    /** The state's effect: a command to the effects actor, answered by `xstate.done|error.actor.<effect>`. */
+    perform: sendTo(EFFECTS_ACTOR_ID, ({ context }, effect: EffectName) => effectCommand(effect, context)),
     /** Every response: add its usage, note its size as the new context estimate, reset retry state. */
-    takeResponse: assign(({ context, event }) => {
-      const res = (event as unknown as { output: ModelResponse }).output;
-      return {
-        usage: addUsage(context.usage, res.usage),
-        contextTokens: contextTokensOf(res.usage),
-        transport: { ...context.transport, attempt: 1, consecutiveOverloads: 0, lastFailure: null },
-        compaction:
-          res.stopReason === 'model_context_window_exceeded' || !context.compaction.reactiveTried
-            ? context.compaction
-            : { ...context.compaction, reactiveTried: false },
-      };
+    takeResponse: assign(({ context, event }) => responseUpdate(context, outputOf<ModelResponse>(event))),
+    /**
+     * takeResponse + appendResponse as one assign, for the edges every turn takes: xstate
+     * copies the whole snapshot per assign, so two assigns cost two copies. `announce` follows.
+     */
+    takeAndAppendResponse: assign(({ context, event }) => {
+      const res = outputOf<ModelResponse>(event);
+      return { ...responseUpdate(context, res), messages: context.messages.append(assistantMessage(res)) };
     }),
+    /** The message the previous action appended, emitted for the log (`message.appended`). */
+    announce: emit(({ context }, origin: Emit['origin']) => emitted(context.messages.last()!, origin)),
     appendResponse: enqueueActions(({ context, event, enqueue }) => {
       const res = (event as unknown as { output: ModelResponse }).output;
       const msg = assistantMessage(res);
@@ -155,11 +164,16 @@ export const queryLoopSetup = setup({
       enqueue.emit(emitted(msg, 'max_turns_marker'));
     }),
     /** A new turn begins: per-turn recovery state starts over. */
-    nextTurn: assign(({ context }) => ({
-      turn: context.turn + 1,
-      output: { maxTokens: context.config.defaultMaxTokens, escalated: false, recoveries: 0 },
-      stop: context.stop.blocks === 0 ? context.stop : { ...context.stop, blocks: 0 },
-    })),
+    nextTurn: assign(({ context }) => nextTurnUpdate(context)),
+    /** appendToolResults (not aborted) + nextTurn as one assign: the other edge of every turn. `announce` follows. */
+    appendResultsAndContinue: assign(({ context, event }) => {
+      const out = outputOf<ToolBatchResult>(event);
+      return {
+        ...nextTurnUpdate(context),
+        messages: context.messages.append(toolResultsMessage(out.results)),
+        contextTokens: context.contextTokens + out.appendedTokens,
+      };
+    }),
     countPausedTurn: assign(({ context }) => ({ turn: context.turn + 1 })),
     takeRequest: assign({
       request: ({ event }) => (event as unknown as { output: ModelRequest }).output,

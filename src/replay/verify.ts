@@ -1,13 +1,13 @@
 import { AppendOnlyList } from '../lib/appendOnlyList.ts';
 import type { MessageEmitted } from '../machines/context.ts';
-import { type QueryLoopMachine, queryLoopMachine } from '../machines/queryLoop.machine.ts';
+import { type QueryLoopMachine, queryLoopMachine, withEffects } from '../machines/queryLoop.machine.ts';
 import { TERMINAL_STATUS, type TerminalReason } from '../machines/reasons.ts';
 import { type DriveOutcome, driveMachine, type TransitionFact } from '../runtime/driveMachine.ts';
 import { evolve } from '../store/evolve.ts';
 import type { LogRecord, RecordOf } from '../store/records.ts';
 import { emptySessionState, type SessionState } from '../store/sessionState.ts';
 import { ReplayDivergenceError } from './errors.ts';
-import { type FactSource, recordedActors } from './recordedActors.ts';
+import { type FactSource, recordedEffects } from './recordedEffects.ts';
 
 export interface Divergence {
   seq: number;
@@ -217,7 +217,7 @@ async function verifyRun(
     },
   };
 
-  const provided = machine.provide({ actors: recordedActors(src) });
+  const provided = withEffects(machine, recordedEffects(src));
   const input = {
     config: run.start.data.config,
     messages: AppendOnlyList.from(run.before.messages.view()),

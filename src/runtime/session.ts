@@ -1,6 +1,7 @@
 import type { StopHook } from '../hooks/types.ts';
 import { AppendOnlyList } from '../lib/appendOnlyList.ts';
-import { type QueryLoopMachine, queryLoopMachine } from '../machines/queryLoop.machine.ts';
+import type { EffectHandlers } from '../machines/effects.ts';
+import { type QueryLoopMachine, queryLoopMachine, withEffects } from '../machines/queryLoop.machine.ts';
 import { INTERRUPTED_RUN_REASON, TERMINAL_STATUS, type TerminalReason } from '../machines/reasons.ts';
 import type { Message, ToolResultBlock, Usage } from '../model/messages.ts';
 import type { ModelClient, ModelStreamEvent } from '../model/types.ts';
@@ -23,7 +24,7 @@ import {
   systemRandom,
 } from './determinism.ts';
 import { driveMachine } from './driveMachine.ts';
-import { liveActors } from './liveActors.ts';
+import { liveEffects } from './liveEffects.ts';
 import { type InterruptedRunPlan, planInterruptedRun } from './recovery.ts';
 import { type RecordListener, SessionWriter } from './sessionWriter.ts';
 
@@ -45,6 +46,11 @@ export interface SessionOptions {
   title?: string;
   /** The chart to run (tests pass a variant to check that replay catches the change). */
   machine?: QueryLoopMachine;
+  /**
+   * Wraps the live effects before the chart gets them: tracing, fault injection, or a
+   * coverage driver that counts every effect and breaks one on purpose.
+   */
+  interposeEffects?: (live: EffectHandlers) => EffectHandlers;
   onRecord?: RecordListener;
   onStreamEvent?: (e: ModelStreamEvent) => void;
   backoff?: BackoffPolicy;
@@ -196,27 +202,29 @@ export class Session {
       this.rec(runId, 'user.message', { message: { role: 'user', content: 'Continue where you left off.' } });
     }
 
-    const machine = (this.opts.machine ?? queryLoopMachine).provide({
-      actors: liveActors({
-        writer: this.writer,
-        runId,
-        client: this.opts.model,
-        registry: this.registry,
-        canUseTool: this.opts.canUseTool ?? allowAll,
-        askUser: this.opts.askUser,
-        toolHooks: this.opts.toolHooks,
-        stopHooks: this.opts.stopHooks ?? [],
-        budgetPolicy: this.opts.budgetPolicy,
-        clock: this.clock,
-        random: this.opts.random ?? systemRandom,
-        cwd: this.opts.cwd ?? process.cwd(),
-        signal,
-        backoff: this.opts.backoff,
-        toolTimeoutMs: this.opts.toolTimeoutMs,
-        compactTailTokens: this.opts.compactTailTokens,
-        onStreamEvent: this.opts.onStreamEvent,
-      }),
+    const live = liveEffects({
+      writer: this.writer,
+      runId,
+      client: this.opts.model,
+      registry: this.registry,
+      canUseTool: this.opts.canUseTool ?? allowAll,
+      askUser: this.opts.askUser,
+      toolHooks: this.opts.toolHooks,
+      stopHooks: this.opts.stopHooks ?? [],
+      budgetPolicy: this.opts.budgetPolicy,
+      clock: this.clock,
+      random: this.opts.random ?? systemRandom,
+      cwd: this.opts.cwd ?? process.cwd(),
+      signal,
+      backoff: this.opts.backoff,
+      toolTimeoutMs: this.opts.toolTimeoutMs,
+      compactTailTokens: this.opts.compactTailTokens,
+      onStreamEvent: this.opts.onStreamEvent,
     });
+    const machine = withEffects(
+      this.opts.machine ?? queryLoopMachine,
+      this.opts.interposeEffects ? this.opts.interposeEffects(live) : live,
+    );
     const outcome = await driveMachine(
       machine,
       {

@@ -16,15 +16,16 @@ const report = computeEdgePaths();
  * `stopBlocked` guard after the edge that already takes every blocked stop.
  */
 function chartWithShadowedEdge(): QueryLoopMachine {
-  type Invoke = { onDone: unknown[] };
+  const DONE = 'xstate.done.actor.stopChecks';
+  type On = Record<string, unknown[]>;
   const config = queryLoopMachine.config;
-  const states = config.states as unknown as Record<string, { invoke: Invoke }>;
+  const states = config.states as unknown as Record<string, { on: On }>;
   const stop = states.awaitingStopHook!;
   const shadowed = { guard: 'stopBlocked', target: 'failed', meta: { reason: 'runtime_error' } };
-  const onDone = [...stop.invoke.onDone, shadowed];
+  const onDone = [...stop.on[DONE]!, shadowed];
   const copy = {
     ...config,
-    states: { ...states, awaitingStopHook: { ...stop, invoke: { ...stop.invoke, onDone } } },
+    states: { ...states, awaitingStopHook: { ...stop, on: { ...stop.on, [DONE]: onDone } } },
   };
   return createMachine(
     copy as never,

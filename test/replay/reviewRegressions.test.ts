@@ -1,4 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { assign } from 'xstate';
+import type { ToolBatchResult } from '../../src/machines/context.ts';
+import { toolResultsMessage } from '../../src/machines/loopMessages.ts';
 import { queryLoopMachine } from '../../src/machines/queryLoop.machine.ts';
 import { parseScript } from '../../src/model/script.ts';
 import { ScriptedModelClient } from '../../src/model/scripted.ts';
@@ -97,8 +100,15 @@ describe('verify replay compares how a run ends', () => {
     const h = await scriptedSession([toolTurn([{ name: 'echo', input: { text: 'a' } }]), textTurn('done')]);
     await h.session.submit('go');
     const records = await h.records();
+    // The turn's results are still appended; only the turn count is lost.
     const noCount = queryLoopMachine.provide({
-      actions: { nextTurn: () => {} },
+      actions: {
+        appendResultsAndContinue: assign(({ context, event }) => ({
+          messages: context.messages.append(
+            toolResultsMessage((event as unknown as { output: ToolBatchResult }).output.results),
+          ),
+        })),
+      },
     });
     const report = await verifyReplay(records, { machine: noCount });
     expect(report.divergence?.seq).toBe(records.find((r) => r.type === 'run.ended')!.seq);

@@ -1,4 +1,3 @@
-import { effect } from '../lib/effect.ts';
 import type {
   ActorFailure,
   BackoffInput,
@@ -11,6 +10,7 @@ import type {
   StopDecision,
   ToolBatchResult,
 } from '../machines/context.ts';
+import type { EffectHandlers } from '../machines/effects.ts';
 import { decideStop, type StopAnswer } from '../machines/stopDecision.ts';
 import { estimateTokens, type ToolResultBlock, ZERO_USAGE } from '../model/messages.ts';
 import type { ModelRequest, ModelResponse } from '../model/types.ts';
@@ -40,7 +40,7 @@ function never<T>(src: FactSource): Promise<T> {
   return new Promise<T>(() => {});
 }
 
-export function recordedActors(src: FactSource) {
+export function recordedEffects(src: FactSource): EffectHandlers {
   const current = () => {
     const i = src.taken;
     return { i, slice: src.slice(i) };
@@ -52,7 +52,7 @@ export function recordedActors(src: FactSource) {
   };
 
   return {
-    buildQuery: effect<ModelRequest, BuildQueryInput>(async ({ input }) => {
+    buildQuery: async (input: BuildQueryInput): Promise<ModelRequest> => {
       const { i, slice } = current();
       const failed = loggedFailure(slice, 'buildQuery');
       if (failed) throw failed;
@@ -65,9 +65,9 @@ export function recordedActors(src: FactSource) {
         tools: [],
         maxTokens: input.maxTokens,
       };
-    }),
+    },
 
-    callModel: effect<ModelResponse, CallModelInput>(async () => {
+    callModel: async (_input: CallModelInput): Promise<ModelResponse> => {
       const { slice } = current();
       const fact = slice?.find(
         (r) => (r.type === 'model.responded' || r.type === 'model.failed') && r.data.purpose === 'turn',
@@ -75,9 +75,9 @@ export function recordedActors(src: FactSource) {
       if (!fact) return never(src);
       if (fact.type === 'model.failed') throw fact.data.failure;
       return (fact as Extract<LogRecord, { type: 'model.responded' }>).data.response;
-    }),
+    },
 
-    runTools: effect<ToolBatchResult, RunToolsInput>(async ({ input }) => {
+    runTools: async (input: RunToolsInput): Promise<ToolBatchResult> => {
       const { i, slice } = current();
       const failed = loggedFailure(slice, 'runTools');
       if (failed) throw failed;
@@ -96,9 +96,9 @@ export function recordedActors(src: FactSource) {
         });
       }
       return { results, aborted: src.abortedBy(i), appendedTokens: estimateTokens(results) };
-    }),
+    },
 
-    compact: effect<CompactResult, CompactInput>(async () => {
+    compact: async (_input: CompactInput): Promise<CompactResult> => {
       const { slice } = current();
       if (!slice) return never(src);
       const failed = slice.find((r) => r.type === 'model.failed' && r.data.purpose === 'compaction');
@@ -110,9 +110,9 @@ export function recordedActors(src: FactSource) {
       const usage = res?.type === 'model.responded' ? res.data.response.usage : ZERO_USAGE;
       const { messages, summary, tokensBefore, tokensAfter } = done.data;
       return { messages, summary, tokensBefore, tokensAfter, usage };
-    }),
+    },
 
-    backoff: effect<{ delayMs: number }, BackoffInput>(async () => {
+    backoff: async (_input: BackoffInput): Promise<{ delayMs: number }> => {
       const { i, slice } = current();
       const failed = loggedFailure(slice, 'backoff');
       if (failed) throw failed;
@@ -120,9 +120,9 @@ export function recordedActors(src: FactSource) {
       if (!slice || !fact || fact.type !== 'backoff.scheduled') return never(src);
       if (src.abortedBy(i)) throw aborted;
       return { delayMs: fact.data.delayMs };
-    }),
+    },
 
-    stopChecks: effect<StopDecision, StopChecksInput>(async () => {
+    stopChecks: async (_input: StopChecksInput): Promise<StopDecision> => {
       const { i, slice } = current();
       const failed = loggedFailure(slice, 'stopChecks');
       if (failed) throw failed;
@@ -135,6 +135,6 @@ export function recordedActors(src: FactSource) {
         }
       }
       return decideStop(answers);
-    }),
+    },
   };
 }

@@ -1,5 +1,4 @@
 import type { StopHook, StopHookResult } from '../hooks/types.ts';
-import { effect } from '../lib/effect.ts';
 import type {
   ActorFailure,
   BackoffInput,
@@ -12,6 +11,7 @@ import type {
   StopDecision,
   ToolBatchResult,
 } from '../machines/context.ts';
+import type { EffectHandlers } from '../machines/effects.ts';
 import { decideStop, type StopAnswer } from '../machines/stopDecision.ts';
 import { estimateTokens, textOf } from '../model/messages.ts';
 import {
@@ -57,11 +57,11 @@ export interface LiveDeps {
 const aborted = (message = 'aborted'): ActorFailure => ({ kind: 'aborted', message });
 
 /**
- * The side effects of a live run, as actors the chart invokes. Each writes its facts to the
- * log before the machine sees them, and commits before any effect leaves the process
- * (write-ahead): a request goes out, a tool runs, a hook runs.
+ * The side effects of a live run, performed by the chart's effects actor. Each writes its
+ * facts to the log before the machine sees them, and commits before any effect leaves the
+ * process (write-ahead): a request goes out, a tool runs, a hook runs.
  */
-export function liveActors(d: LiveDeps) {
+export function liveEffects(d: LiveDeps): EffectHandlers {
   const rec = <T extends RecordType>(type: T, data: RecordData<T>) =>
     d.writer.add({ type, run: d.runId, at: d.clock.now(), data } as DraftRecord);
 
@@ -94,7 +94,7 @@ export function liveActors(d: LiveDeps) {
    * machine sees it: runtime_error is then a recorded fact, and replay takes the same edge.
    */
   function guarded<O, I>(actor: string, run: (input: I) => Promise<O>) {
-    return effect<O, I>(async ({ input }) => {
+    return async (input: I): Promise<O> => {
       try {
         return await run(input);
       } catch (e) {
@@ -104,7 +104,7 @@ export function liveActors(d: LiveDeps) {
         rec('actor.failed', { actor, message });
         throw { kind: 'failed', message } satisfies ActorFailure;
       }
-    });
+    };
   }
 
   return {
@@ -119,9 +119,7 @@ export function liveActors(d: LiveDeps) {
       };
     }),
 
-    callModel: effect<ModelResponse, CallModelInput>(async ({ input }) =>
-      call(input.request, 'turn', input.attempt),
-    ),
+    callModel: (input: CallModelInput) => call(input.request, 'turn', input.attempt),
 
     runTools: guarded<ToolBatchResult, RunToolsInput>('runTools', async (input) => {
       // PreToolUse hooks and prompts are effects too: the response that asked for them is made durable first.
@@ -168,7 +166,7 @@ export function liveActors(d: LiveDeps) {
       };
     }),
 
-    compact: effect<CompactResult, CompactInput>(async ({ input }) => {
+    compact: async (input: CompactInput): Promise<CompactResult> => {
       const tokensBefore = estimateHistoryTokens(input.messages);
       const fail = (error: string): never => {
         rec('compaction.finished', { ok: false, mode: input.mode, error });
@@ -199,7 +197,7 @@ export function liveActors(d: LiveDeps) {
         tokensAfter,
       });
       return { messages, summary, tokensBefore, tokensAfter, usage: response.usage };
-    }),
+    },
 
     backoff: guarded<{ delayMs: number }, BackoffInput>('backoff', async (input) => {
       const delayMs = backoffDelay(
