@@ -51,7 +51,7 @@ export class SessionWriter {
     } as LogRecord;
     this.current = evolve(this.current, record);
     this.pending.push(record);
-    for (const l of this.listeners) l(record, this.current);
+    if (this.listeners.size !== 0) for (const l of this.listeners) l(record, this.current);
     return record;
   }
 

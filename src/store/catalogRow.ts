@@ -13,8 +13,17 @@ export function updateCatalogRow(row: SessionInfo | undefined, records: readonly
     lastSeq: 0,
     forkedFrom: null,
   };
-  // One copy per batch, not per record: appends stay O(batch).
-  next = { ...next };
+  // One copy per batch, not per record: appends stay O(batch). Field by field: a spread costs
+  // V8 ~3× as much here (bench/micro/writer.ts).
+  next = {
+    id: next.id,
+    title: next.title,
+    created: next.created,
+    updated: next.updated,
+    status: next.status,
+    lastSeq: next.lastSeq,
+    forkedFrom: next.forkedFrom,
+  };
   for (const r of records) {
     next.updated = r.at;
     next.lastSeq = r.seq;

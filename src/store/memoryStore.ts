@@ -20,8 +20,8 @@ export class MemoryEventStore implements EventStore {
     const stream = this.streams.get(session) ?? [];
     if (stream.length !== expectedSeq) throw new ConcurrencyError(session, expectedSeq, stream.length);
     if (records.length === 0) return;
-    const valid =
-      this.options.validate === false ? records : records.map((r) => validateRecord(r, { session }));
+    const where = { session };
+    const valid = this.options.validate === false ? records : records.map((r) => validateRecord(r, where));
     checkContiguous(session, valid, expectedSeq);
     for (const r of valid) stream.push(r);
     this.streams.set(session, stream);
