@@ -249,6 +249,75 @@ async function admit(
   return { index, use, tool, input };
 }
 
+/** What ended a call first: its tool's output, or one of its stops. */
+type Outcome = { out: ToolOutput } | 'timeout' | 'interrupted';
+
+/**
+ * The two things that can end a call before its tool answers: the call's timeout and the run's
+ * abort. Either one settles the call's outcome and aborts the tool's signal (the run's reason,
+ * or `Error('timeout')`). The object is the listener on the run's signal (`handleEvent`, removed
+ * when the call ends, so listeners never pile up over a long run) and the timer's argument, so a
+ * call makes no closures for them.
+ *
+ * The tool's signal is made on first read: Node's AbortSignal costs ~4 µs to make and ~5 µs more
+ * to listen on, and Read, Write and Edit never look at theirs. Read after a stop, it is made
+ * already aborted, with the same reason.
+ */
+class CallStops {
+  private controller: AbortController | undefined;
+  private stopped = false;
+  private reason: unknown;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  settle: (outcome: Outcome) => void = ignore;
+
+  constructor(readonly run: AbortSignal) {}
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.stopped) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  /** The run's signal fired. */
+  handleEvent(): void {
+    this.stop('interrupted', this.run.reason);
+  }
+
+  stop(why: 'timeout' | 'interrupted', reason: unknown): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.reason = reason;
+    this.settle(why);
+    this.controller?.abort(reason);
+  }
+}
+
+function ignore(): void {}
+
+function timeUp(stops: CallStops): void {
+  stops.stop(stops.run.aborted ? 'interrupted' : 'timeout', new Error('timeout'));
+}
+
+function callReport(
+  p: Planned,
+  t0: number,
+  now: () => number,
+  outcome: ToolOutcome,
+  out: ToolOutput,
+): ToolCallReport {
+  return {
+    index: p.index,
+    toolUseId: p.use.id,
+    name: p.tool.name,
+    outcome,
+    result: { content: out.content, isError: out.isError ?? outcome !== 'ok' },
+    durationMs: Math.max(0, now() - t0),
+    ...(out.filesRead?.length ? { filesRead: out.filesRead } : {}),
+  };
+}
+
 async function execute(
   opts: BatchOptions,
   observer: BatchObserver,
@@ -257,43 +326,29 @@ async function execute(
 ): Promise<ToolCallReport> {
   const t0 = now();
   const timeoutMs = p.tool.timeoutMs ?? opts.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(opts.signal.reason);
-  opts.signal.addEventListener('abort', onAbort, { once: true });
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const report = (outcome: ToolOutcome, out: ToolOutput): ToolCallReport => ({
-    index: p.index,
+  const stops = new CallStops(opts.signal);
+  opts.signal.addEventListener('abort', stops, { once: true });
+  const ctx = {
+    get signal() {
+      return stops.signal;
+    },
+    cwd: opts.cwd,
     toolUseId: p.use.id,
-    name: p.tool.name,
-    outcome,
-    result: { content: out.content, isError: out.isError ?? outcome !== 'ok' },
-    durationMs: Math.max(0, now() - t0),
-    ...(out.filesRead?.length ? { filesRead: out.filesRead } : {}),
-  });
+    session: opts.session,
+  };
   try {
-    // The race makes a tool that ignores its signal unable to hold the loop past abort or timeout.
-    const stopped = new Promise<'timeout' | 'interrupted'>((resolve) => {
-      timer = setTimeout(() => {
-        controller.abort(new Error('timeout'));
-        resolve('timeout');
-      }, timeoutMs);
-      // Listen on the call's own controller (aborted by the run's signal above), never on the
-      // run's signal directly: a listener left there per call would pile up over a long run.
-      if (controller.signal.aborted) resolve('interrupted');
-      controller.signal.addEventListener(
-        'abort',
-        () => resolve(opts.signal.aborted ? 'interrupted' : 'timeout'),
-        {
-          once: true,
-        },
-      );
+    // Whichever settles first wins: a tool that ignores its signal cannot hold the loop past
+    // abort or timeout.
+    const first = await new Promise<Outcome>((resolve, reject) => {
+      stops.settle = resolve;
+      stops.timer = setTimeout(timeUp, timeoutMs, stops);
+      p.tool.call(p.input, ctx).then((out) => resolve({ out }), reject);
     });
-    const ran = p.tool
-      .call(p.input, { signal: controller.signal, cwd: opts.cwd, toolUseId: p.use.id, session: opts.session })
-      .then((out) => ({ out }));
-    const first = await Promise.race([ran, stopped]);
     if (first === 'timeout') {
-      return report('timeout', { content: `${p.tool.name} timed out after ${timeoutMs} ms`, isError: true });
+      return callReport(p, t0, now, 'timeout', {
+        content: `${p.tool.name} timed out after ${timeoutMs} ms`,
+        isError: true,
+      });
     }
     if (first === 'interrupted')
       return { ...interrupted(p.index, p.use), durationMs: Math.max(0, now() - t0) };
@@ -322,15 +377,15 @@ async function execute(
         });
       }
     }
-    return report(out.isError ? 'error' : 'ok', out);
+    return callReport(p, t0, now, out.isError ? 'error' : 'ok', out);
   } catch (e) {
-    return report('error', {
+    return callReport(p, t0, now, 'error', {
       content: `${p.tool.name} failed: ${(e as Error)?.message ?? String(e)}`,
       isError: true,
     });
   } finally {
-    clearTimeout(timer);
-    opts.signal.removeEventListener('abort', onAbort);
+    clearTimeout(stops.timer);
+    opts.signal.removeEventListener('abort', stops);
   }
 }
 

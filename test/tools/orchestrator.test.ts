@@ -1,3 +1,5 @@
+import { getEventListeners } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ToolUseBlock } from '../../src/model/messages.ts';
@@ -10,7 +12,7 @@ import {
   type ToolCallReport,
 } from '../../src/tools/orchestrator.ts';
 import { ToolRegistry } from '../../src/tools/registry.ts';
-import type { AnyTool, PermissionRequest, Tool } from '../../src/tools/types.ts';
+import type { AnyTool, PermissionRequest, Tool, ToolContext } from '../../src/tools/types.ts';
 import { echoTool, scriptedSession, textTurn } from '../support/harness.ts';
 
 /** Counts calls in flight; every call yields to the event loop once, so parallel calls overlap. */
@@ -482,6 +484,111 @@ describe('runToolBatch: failures and abort', () => {
       ['b', true],
     ]);
     expect(o.finished.every((r) => r.outcome === 'interrupted' && r.synthetic)).toBe(true);
+  });
+});
+
+describe("runToolBatch: the tool's signal", () => {
+  /** A tool that hands its context out, then waits `waitMs` (ignoring its signal) before answering. */
+  function spy(waitMs: number, timeoutMs?: number) {
+    const seen: ToolContext[] = [];
+    const tool: Tool<{ text: string }> = {
+      ...echoTool,
+      name: 'spy',
+      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      async call(_input, ctx) {
+        seen.push(ctx);
+        await sleep(waitMs);
+        return { content: 'late' };
+      },
+    };
+    return { tool, seen };
+  }
+
+  it("aborts with the run's reason when the run aborts, whether read before or after", async () => {
+    const { tool, seen } = spy(30);
+    const run = new AbortController();
+    const reason = new Error('user pressed stop');
+    const early: AbortSignal[] = [];
+    const reader: Tool<{ text: string }> = {
+      ...echoTool,
+      name: 'reader',
+      call: async (_input, ctx) => {
+        early.push(ctx.signal);
+        await new Promise((r) => ctx.signal.addEventListener('abort', r, { once: true }));
+        return { content: 'stopped' };
+      },
+    };
+    const { observer } = observed();
+    const out = runToolBatch(
+      batch([tool, reader], [use('a', 'spy', { text: '' }), use('b', 'reader', { text: '' })], {
+        signal: run.signal,
+      }),
+      observer,
+    );
+    await sleep(5);
+    expect(early[0]!.aborted).toBe(false);
+    run.abort(reason);
+    const res = await out;
+    expect(res.reports.map((r) => r.outcome)).toEqual(['interrupted', 'interrupted']);
+    expect(early[0]!.reason).toBe(reason);
+    // The spy never looked at its signal while the call ran: looked at now, it is already aborted.
+    const late = seen[0]!.signal;
+    expect(late.aborted).toBe(true);
+    expect(late.reason).toBe(reason);
+    expect(seen[0]!.signal).toBe(late);
+  });
+
+  it('aborts with Error("timeout") at the call\'s timeout, whether read before or after', async () => {
+    const { tool, seen } = spy(40, 10);
+    const { observer } = observed();
+    const res = await runToolBatch(batch([tool], [use('a', 'spy', { text: '' })]), observer);
+    expect(res.reports[0]!.outcome).toBe('timeout');
+    expect(seen[0]!.signal.aborted).toBe(true);
+    expect((seen[0]!.signal.reason as Error).message).toBe('timeout');
+    expect(Object.keys(seen[0]!)).toEqual(['signal', 'cwd', 'toolUseId', 'session']);
+    expect({ ...seen[0]! }.signal).toBe(seen[0]!.signal);
+  });
+
+  it('is not aborted when the call ends normally', async () => {
+    const { tool, seen } = spy(1, 1_000);
+    const { observer } = observed();
+    const res = await runToolBatch(batch([tool], [use('a', 'spy', { text: '' })]), observer);
+    expect(res.reports[0]!.outcome).toBe('ok');
+    await sleep(5);
+    expect(seen[0]!.signal.aborted).toBe(false);
+  });
+
+  it("leaves no listener on the run's signal, however many calls ran and however they ended", async () => {
+    const run = new AbortController();
+    const thrower: Tool<{ text: string }> = {
+      ...echoTool,
+      name: 'thrower',
+      call: async () => {
+        throw new Error('boom');
+      },
+    };
+    const hang: Tool<{ text: string }> = {
+      ...echoTool,
+      name: 'hang',
+      timeoutMs: 1,
+      call: () => new Promise(() => {}),
+    };
+    const { observer } = observed();
+    for (let i = 0; i < 30; i++) {
+      await runToolBatch(
+        batch(
+          [echoTool, thrower, hang],
+          [
+            use(`e${i}`, 'echo', { text: 'x' }),
+            use(`t${i}`, 'thrower', { text: '' }),
+            use(`h${i}`, 'hang', { text: '' }),
+          ],
+          { signal: run.signal },
+        ),
+        observer,
+      );
+    }
+    expect(getEventListeners(run.signal, 'abort')).toHaveLength(0);
   });
 });
 
