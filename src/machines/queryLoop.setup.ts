@@ -3,6 +3,7 @@ import { AppendOnlyList } from '../lib/appendOnlyList.ts';
 import { addUsage, contextTokensOf, estimateTokens, type Message, toolUsesOf } from '../model/messages.ts';
 import type { ModelRequest, ModelResponse } from '../model/types.ts';
 import type { CompactResult, MessageEmitted, RunContext, RunInput, ToolBatchResult } from './context.ts';
+import type { EdgeFact, EdgeTaken } from './edgeReport.ts';
 import { effectCommand } from './effectInputs.ts';
 import {
   EFFECTS_ACTOR_ID,
@@ -25,8 +26,12 @@ import {
 } from './loopMessages.ts';
 import type { TerminalReason } from './reasons.ts';
 
-type Emit = MessageEmitted;
-const emitted = (message: Message, origin: Emit['origin']): Emit => ({ type: 'message', message, origin });
+type Emit = MessageEmitted | EdgeTaken;
+const emitted = (message: Message, origin: MessageEmitted['origin']): MessageEmitted => ({
+  type: 'message',
+  message,
+  origin,
+});
 
 const outputOf = <T>(event: unknown): T => (event as { output: T }).output;
 
@@ -95,6 +100,8 @@ export const queryLoopSetup = setup({
     budgetContinue: g.budgetContinue,
   },
   actions: {
+    /** First on every edge (see edgeReport.ts): the edge taken, as the `transition` record. */
+    reportEdge: emit((_, edge: EdgeFact): EdgeTaken => ({ type: 'edge', ...edge })),
     /** The state's effect: a command to the effects actor, answered by `xstate.done|error.actor.<effect>`. */
     perform: sendTo(EFFECTS_ACTOR_ID, ({ context }, effect: EffectName) => effectCommand(effect, context)),
     /** Every response: add its usage, note its size as the new context estimate, reset retry state. */
@@ -108,7 +115,9 @@ export const queryLoopSetup = setup({
       return { ...responseUpdate(context, res), messages: context.messages.append(assistantMessage(res)) };
     }),
     /** The message the previous action appended, emitted for the log (`message.appended`). */
-    announce: emit(({ context }, origin: Emit['origin']) => emitted(context.messages.last()!, origin)),
+    announce: emit(({ context }, origin: MessageEmitted['origin']) =>
+      emitted(context.messages.last()!, origin),
+    ),
     appendResponse: enqueueActions(({ context, event, enqueue }) => {
       const res = (event as unknown as { output: ModelResponse }).output;
       const msg = assistantMessage(res);

@@ -21,16 +21,10 @@ export interface DriveOutcome {
   error: string | null;
 }
 
-interface InspectedTransition {
-  source: { key: string };
-  target?: readonly { key: string }[];
-  meta?: { reason?: string };
-}
-
 /**
- * Runs one run of the chart to a final state and reports each transition taken. Reasons
- * are read from `@xstate.microstep` inspection, the only event that names the edge taken
- * (with its `meta`). Used by the live runtime and by verify-replay alike.
+ * Runs one run of the chart to a final state and reports each transition taken. The chart
+ * reports its own edges (`edge` events, see machines/edgeReport.ts), each before the messages
+ * its actions append. Used by the live runtime and by verify-replay alike.
  */
 export function driveMachine(
   machine: QueryLoopMachine,
@@ -39,23 +33,10 @@ export function driveMachine(
 ): Promise<DriveOutcome> {
   return new Promise<DriveOutcome>((resolve) => {
     let lastReason = 'runtime_error';
-    const actor = createActor(machine, {
-      id: 'queryLoop',
-      input,
-      inspect: (ev) => {
-        if (ev.type !== '@xstate.microstep' || ev.actorRef !== actor) return;
-        const taken = (ev as unknown as { _transitions: InspectedTransition[] })._transitions;
-        for (const t of taken) {
-          const reason = t.meta?.reason ?? '(none)';
-          lastReason = reason;
-          observer.onTransition({
-            from: t.source.key,
-            to: t.target?.[0]?.key ?? t.source.key,
-            trigger: ev.event.type,
-            reason,
-          });
-        }
-      },
+    const actor = createActor(machine, { id: 'queryLoop', input });
+    actor.on('edge', (e) => {
+      lastReason = e.reason;
+      observer.onTransition({ from: e.from, to: e.to, trigger: e.trigger, reason: e.reason });
     });
     actor.on('message', (e) => observer.onMessage(e));
     actor.subscribe({
