@@ -29,13 +29,13 @@ export function planInterruptedRun(state: SessionState): InterruptedRunPlan | nu
   const logged: InterruptedRunPlan['logged'] = [];
   const rerun: InterruptedRunPlan['rerun'] = [];
   uses.forEach((use, index) => {
-    const done = state.unappendedResults[use.id];
+    const done = state.unappendedResults.get(use.id);
     if (done) {
       // It finished and its result is in the log; only the history append was lost.
       logged.push({ index, toolUseId: use.id, result: done as RecordData<'tool.finished'>['result'] });
       return;
     }
-    const flying = state.toolsInFlight[use.id];
+    const flying = state.toolsInFlight.get(use.id);
     if (flying) inFlight.push(`tool ${use.name} (${use.id})${flying.readOnly ? ', read-only: re-run' : ''}`);
     if (flying?.readOnly) {
       rerun.push({ toolUseId: use.id, name: use.name, input: flying.input, index });

