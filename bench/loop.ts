@@ -105,41 +105,91 @@ function summarise(rounds: number, totalMs: number, marks: number[], records: nu
 
 const f = (n: number) => n.toFixed(1);
 
-export async function benchLoop(rounds = 10_000): Promise<void> {
+/**
+ * One measured configuration: a warm-up run first (the JIT, and a young generation that the
+ * previous run's heap measurement — a full GC — shrank), then `reps` measured runs; the
+ * median run (by µs/turn) is reported, with the spread.
+ */
+async function measure(
+  reps: number,
+  warm: () => Promise<LoopBench>,
+  run: () => Promise<LoopBench>,
+): Promise<{ median: LoopBench; min: number; max: number }> {
+  const runs: LoopBench[] = [];
+  for (let i = 0; i < reps; i++) {
+    await warm();
+    runs.push(await run());
+  }
+  runs.sort((a, b) => a.usPerTurn - b.usPerTurn);
+  return {
+    median: runs[Math.floor((runs.length - 1) / 2)]!,
+    min: runs[0]!.usPerTurn,
+    max: runs.at(-1)!.usPerTurn,
+  };
+}
+
+export async function benchLoop(rounds = 10_000, reps = Number(process.env.BENCH_REPS ?? 3)): Promise<void> {
   console.log(`\n## Loop: ${rounds} tool rounds, zero-latency scripted model, no-op tool`);
-  // Warm up the JIT on both paths so the first measured run is not the cold one.
-  await benchPlainLoop(500);
-  await benchStatechart(500, new MemoryEventStore());
-  const plain = await benchPlainLoop(rounds);
-  const mem = await benchStatechart(rounds, new MemoryEventStore());
-  const bare = await benchStatechart(rounds, new MemoryEventStore({ validate: false }));
-  console.log(
-    '| loop | µs/turn | early µs/turn (turns 100–1100) | late µs/turn (last 1000) | late/early | heap MB | records |',
+  console.log(`(median of ${reps} runs, each after a ${Math.min(rounds, 3000)}-round warm-up run)`);
+  const warmRounds = Math.min(rounds, 3000);
+  const plain = await measure(
+    reps,
+    () => benchPlainLoop(warmRounds),
+    () => benchPlainLoop(rounds),
   );
-  console.log('|---|---|---|---|---|---|---|');
-  const row = (name: string, b: LoopBench) =>
+  const mem = await measure(
+    reps,
+    () => benchStatechart(warmRounds, new MemoryEventStore()),
+    () => benchStatechart(rounds, new MemoryEventStore()),
+  );
+  const bare = await measure(
+    reps,
+    () => benchStatechart(warmRounds, new MemoryEventStore({ validate: false })),
+    () => benchStatechart(rounds, new MemoryEventStore({ validate: false })),
+  );
+  console.log(
+    '| loop | µs/turn (median run) | min–max of runs | early µs/turn (turns 100–1100) | late µs/turn (last 1000) | late/early | heap MB | records |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|');
+  const row = (name: string, m: { median: LoopBench; min: number; max: number }) => {
+    const b = m.median;
     console.log(
-      `| ${name} | ${f(b.usPerTurn)} | ${f(b.earlyUsPerTurn)} | ${f(b.lateUsPerTurn)} | ${(b.lateUsPerTurn / b.earlyUsPerTurn).toFixed(2)} | ${f(b.heapMb)} | ${b.records} |`,
+      `| ${name} | ${f(b.usPerTurn)} | ${f(m.min)}–${f(m.max)} | ${f(b.earlyUsPerTurn)} | ${f(b.lateUsPerTurn)} | ${(b.lateUsPerTurn / b.earlyUsPerTurn).toFixed(2)} | ${f(b.heapMb)} | ${b.records} |`,
     );
+  };
   row('plain while loop', plain);
   row('statechart + memory store (zod on write)', mem);
   row('statechart + memory store, no validation', bare);
   const dir = await mkdtemp(path.join(tmpdir(), 'reloop-bench-loop-'));
   try {
     const fsync = await fdatasyncLatency(dir, 200);
-    const store = await openFileStore(dir);
-    const file = await benchStatechart(rounds, store);
-    await store.close();
+    const file = await measure(
+      1,
+      () => onFileStore(dir, Math.min(rounds, 1000)),
+      () => onFileStore(dir, rounds),
+    );
     row('statechart + file store (durable)', file);
-    console.log(`\nratio statechart(memory)/plain: ${(mem.usPerTurn / plain.usPerTurn).toFixed(1)}×`);
+    console.log(
+      `\nratio statechart(memory, zod on write)/plain: ${(mem.median.usPerTurn / plain.median.usPerTurn).toFixed(1)}×`,
+    );
     console.log(
       `fdatasync on this machine: median ${f(fsync.medianMs * 1000)} µs, mean ${f(fsync.meanMs * 1000)} µs, p99 ${f(fsync.p99Ms * 1000)} µs`,
     );
     console.log(
-      `durable turn cost: ${f(file.usPerTurn)} µs; two fdatasyncs + 100 µs budget ≈ ${f(2 * fsyncUs(fsync) + 100)} µs`,
+      `durable turn cost: ${f(file.median.usPerTurn)} µs; two fdatasyncs + 100 µs budget ≈ ${f(2 * fsyncUs(fsync) + 100)} µs`,
     );
   } finally {
     await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** A run on a fresh file store (its own directory: the benchmark's ids repeat). */
+async function onFileStore(parent: string, rounds: number): Promise<LoopBench> {
+  const store = await openFileStore(await mkdtemp(path.join(parent, 'store-')));
+  try {
+    return await benchStatechart(rounds, store);
+  } finally {
+    await store.close();
   }
 }
 

@@ -37,10 +37,15 @@ const outputOf = <T>(event: unknown): T => (event as { output: T }).output;
 
 /** What every model response changes: usage, the context estimate, the transport's retry state. */
 function responseUpdate(context: RunContext, res: ModelResponse) {
+  const t = context.transport;
   return {
     usage: addUsage(context.usage, res.usage),
     contextTokens: contextTokensOf(res.usage),
-    transport: { ...context.transport, attempt: 1, consecutiveOverloads: 0, lastFailure: null },
+    // Unchanged parts are kept, not copied: most turns have nothing to reset.
+    transport:
+      t.attempt === 1 && t.consecutiveOverloads === 0 && t.lastFailure === null
+        ? t
+        : { ...t, attempt: 1, consecutiveOverloads: 0, lastFailure: null },
     compaction:
       res.stopReason === 'model_context_window_exceeded' || !context.compaction.reactiveTried
         ? context.compaction
@@ -50,9 +55,13 @@ function responseUpdate(context: RunContext, res: ModelResponse) {
 
 /** What a new turn resets: per-turn output recovery and the consecutive stop-hook blocks. */
 function nextTurnUpdate(context: RunContext) {
+  const o = context.output;
   return {
     turn: context.turn + 1,
-    output: { maxTokens: context.config.defaultMaxTokens, escalated: false, recoveries: 0 },
+    output:
+      o.maxTokens === context.config.defaultMaxTokens && !o.escalated && o.recoveries === 0
+        ? o
+        : { maxTokens: context.config.defaultMaxTokens, escalated: false, recoveries: 0 },
     stop: context.stop.blocks === 0 ? context.stop : { ...context.stop, blocks: 0 },
   };
 }
