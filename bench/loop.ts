@@ -8,6 +8,7 @@ import { Session } from '../src/runtime/session.ts';
 import { type FdatasyncLatency, fdatasyncLatency, openFileStore } from '../src/store/fileStore.ts';
 import { MemoryEventStore } from '../src/store/memoryStore.ts';
 import type { EventStore } from '../src/store/types.ts';
+import { chartAlone, medianOf, xstateFloor } from './chartFloor.ts';
 import { noop, noopScript } from './noopRounds.ts';
 
 /**
@@ -158,6 +159,13 @@ export async function benchLoop(rounds = 10_000, reps = Number(process.env.BENCH
     );
   };
   row('plain while loop', plain);
+  // Below the runtime: what xstate alone costs for a round of this shape, and the chart alone.
+  const floor = await medianOf(reps, () => xstateFloor(rounds));
+  const chart = await medianOf(reps, () => chartAlone(rounds));
+  console.log(
+    `| xstate floor: minimal 3-state machine, same command/reply round | ${f(floor)} | | | | | | 0 |`,
+  );
+  console.log(`| the query-loop chart alone: instant effects, nothing logged | ${f(chart)} | | | | | | 0 |`);
   row('statechart + memory store (zod on write)', mem);
   row('statechart + memory store, no validation', bare);
   const dir = await mkdtemp(path.join(tmpdir(), 'reloop-bench-loop-'));
@@ -173,10 +181,17 @@ export async function benchLoop(rounds = 10_000, reps = Number(process.env.BENCH
       `\nratio statechart(memory, zod on write)/plain: ${(mem.median.usPerTurn / plain.median.usPerTurn).toFixed(1)}×`,
     );
     console.log(
+      `ratio chart alone / xstate floor: ${(chart / floor).toFixed(2)}×; runtime on top of the chart (memory, zod on write): ${f(mem.median.usPerTurn - chart)} µs/turn`,
+    );
+    console.log(
       `fdatasync on this machine: median ${f(fsync.medianMs * 1000)} µs, mean ${f(fsync.meanMs * 1000)} µs, p99 ${f(fsync.p99Ms * 1000)} µs`,
     );
     console.log(
       `durable turn cost: ${f(file.median.usPerTurn)} µs; two fdatasyncs + 100 µs budget ≈ ${f(2 * fsyncUs(fsync) + 100)} µs`,
+    );
+    const perCommit = (commits.ms * 1000) / commits.count;
+    console.log(
+      `commits in the durable run: ${(commits.count / rounds).toFixed(2)} per turn, ${f(perCommit)} µs each (mean; ${Math.round(commits.bytes / commits.count)} bytes each); turn minus its commits: ${f(file.median.usPerTurn - (commits.ms * 1000) / rounds)} µs`,
     );
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -184,8 +199,22 @@ export async function benchLoop(rounds = 10_000, reps = Number(process.env.BENCH
 }
 
 /** A run on a fresh file store (its own directory: the benchmark's ids repeat). */
+const commits = { count: 0, ms: 0, bytes: 0 };
+
 async function onFileStore(parent: string, rounds: number): Promise<LoopBench> {
   const store = await openFileStore(await mkdtemp(path.join(parent, 'store-')));
+  // Time every commit (one append = one write + one fdatasync) to set the turn against its disk cost.
+  const append = store.append.bind(store);
+  commits.count = 0;
+  commits.ms = 0;
+  commits.bytes = 0;
+  store.append = async (session, records, options) => {
+    const t0 = performance.now();
+    await append(session, records, options);
+    commits.ms += performance.now() - t0;
+    commits.count++;
+    for (const r of records) commits.bytes += JSON.stringify(r).length + 1;
+  };
   try {
     return await benchStatechart(rounds, store);
   } finally {
