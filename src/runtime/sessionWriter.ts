@@ -55,16 +55,29 @@ export class SessionWriter {
     return record;
   }
 
-  /** Makes everything added so far durable, in one store append. */
+  /**
+   * Makes everything added so far durable, in one store append. A failed commit rejects with the
+   * store's error and keeps its records pending, in order: the log on disk stays a valid prefix,
+   * and the next commit tries them again (a full disk that was cleared, a lock released) instead
+   * of failing forever on the first error.
+   */
   commit(): Promise<void> {
-    this.chain = this.chain.then(async () => {
-      if (this.pending.length === 0) return;
-      const batch = this.pending;
-      this.pending = [];
+    const done = this.chain.then(() => this.flush());
+    this.chain = done.catch(() => undefined);
+    return done;
+  }
+
+  private async flush(): Promise<void> {
+    if (this.pending.length === 0) return;
+    const batch = this.pending;
+    this.pending = [];
+    try {
       await this.store.append(this.sessionId, batch, { expectedSeq: this.committedSeq });
-      this.committedSeq = batch[batch.length - 1]!.seq;
-    });
-    return this.chain;
+    } catch (e) {
+      this.pending = this.pending.length === 0 ? batch : batch.concat(this.pending);
+      throw e;
+    }
+    this.committedSeq = batch[batch.length - 1]!.seq;
   }
 
   onRecord(listener: RecordListener): () => void {
