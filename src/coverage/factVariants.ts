@@ -193,6 +193,13 @@ export const FACT_VARIANTS: readonly FactVariant[] = [
     turn({ abort: true }),
     'the user aborts while the response streams',
   ),
+  failed(
+    'callModel',
+    'throws',
+    actorFailure('failed'),
+    { kind: 'brokenActor' },
+    'the request cannot be made (its log cannot be written)',
+  ),
 
   done('runTools', 'ok', batch(10), { kind: 'tool', tool: 'echo' }, 'a small tool result'),
   done(

@@ -21,6 +21,8 @@ export function failure(e: AnyEventObject): ModelFailure | ActorFailure | null {
 }
 
 export const isAborted = ({ event }: Args) => failure(event)?.kind === 'aborted';
+/** The effect itself broke (not the model): e.g. the log could not be written before the request. */
+export const effectBroken = ({ event }: Args) => failure(event)?.kind === 'failed';
 
 // ---- requesting: a response arrived
 export const responseRefused = ({ event }: Args) => response(event).stopReason === 'refusal';

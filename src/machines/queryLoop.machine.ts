@@ -144,6 +144,8 @@ export const queryLoopMachine = queryLoopSetup.createMachine(
           ],
           'xstate.error.actor.callModel': [
             { guard: 'isAborted', target: 'aborted', meta: r('aborted') },
+            // Not the model's failure: the request never left (its log could not be written).
+            { guard: 'effectBroken', target: 'failed', actions: 'noteError', meta: r('runtime_error') },
             {
               guard: 'promptTooLongCanCompact',
               target: 'compacting',

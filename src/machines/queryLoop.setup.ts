@@ -85,6 +85,7 @@ export const queryLoopSetup = setup({
   },
   guards: {
     isAborted: g.isAborted,
+    effectBroken: g.effectBroken,
     responseRefused: g.responseRefused,
     budgetExceeded: g.budgetExceeded,
     responseHasToolUse: g.responseHasToolUse,

@@ -69,6 +69,8 @@ export function recordedEffects(src: FactSource): EffectHandlers {
 
     callModel: async (_input: CallModelInput): Promise<ModelResponse> => {
       const { slice } = current();
+      const failed = loggedFailure(slice, 'callModel');
+      if (failed) throw failed;
       const fact = slice?.find(
         (r) => (r.type === 'model.responded' || r.type === 'model.failed') && r.data.purpose === 'turn',
       );

@@ -77,7 +77,17 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
       messageCount: request.messages.length,
       attempt,
     });
-    await d.writer.commit();
+    try {
+      await d.writer.commit();
+    } catch (e) {
+      // Write-ahead: no request leaves before its log is durable. The records stay pending
+      // (the next commit retries them); the run fails as a runtime error, not a model error.
+      const message = `the log could not be written before the request: ${e instanceof Error ? e.message : String(e)}`;
+      if (purpose === 'compaction')
+        throw { kind: 'fatal', overloaded: false, message } satisfies ModelFailure;
+      rec('actor.failed', { actor: 'callModel', message });
+      throw { kind: 'failed', message } satisfies ActorFailure;
+    }
     try {
       const response = await d.client.stream(request, { signal: d.signal, onEvent: d.onStreamEvent });
       rec('model.responded', { purpose, response });

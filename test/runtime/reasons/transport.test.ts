@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { verifyReplay } from '../../../src/replay/verify.ts';
 import { VirtualClock } from '../../../src/runtime/determinism.ts';
+import { MemoryEventStore } from '../../../src/store/memoryStore.ts';
+import type { EventStore } from '../../../src/store/types.ts';
 import { scriptedSession } from '../../support/harness.ts';
 import { httpError, reasonSpec, recordsOf, text } from './reasonSpec.ts';
 
@@ -215,6 +218,28 @@ describe('transport errors', () => {
     const records = await spec.expectRun(h, res, ['query_built', 'transport_retry', 'runtime_error']);
     expect(res.error).toBe('timer broken');
     expect(recordsOf(records, 'abort.requested')).toEqual([]);
+  });
+
+  it('a log that cannot be written before the request is a runtime error; nothing is lost', async () => {
+    // The second append is the commit before the first request (the first wrote session.created).
+    const inner = new MemoryEventStore();
+    let appends = 0;
+    const store: EventStore = Object.create(inner);
+    store.append = async (session, records, options) => {
+      if (++appends === 2) throw new Error('ENOSPC: no space left on device');
+      return inner.append(session, records, options);
+    };
+    const h = await scriptedSession([text('answered on the second try')], { store });
+    const res = await h.session.submit('hi');
+    // The run's end was committed, with everything the failed commit held, in order.
+    await spec.expectRun(h, res, ['query_built', 'runtime_error']);
+    expect(res.error).toMatch(/log could not be written before the request: ENOSPC/);
+    expect(h.client.consumed).toBe(0); // write-ahead: the request never left
+    const again = await h.session.submit('hi again');
+    expect(again.status).toBe('completed');
+    const records = await h.records();
+    expect(records.map((r) => r.seq)).toEqual(records.map((_, i) => i + 1));
+    expect((await verifyReplay(records)).divergence).toBeNull();
   });
 
   spec.ownedReasonsAsserted();
