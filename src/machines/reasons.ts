@@ -28,7 +28,8 @@ export const REASON_DOCS = {
   budget_exhausted: 'the token or USD budget of the run is spent',
   stop_hook_prevented: 'a stop hook said the run must not continue (continue: false)',
   stop_hook_block_limit: 'stop hooks blocked the finish more times in a row than the cap allows',
-  runtime_error: 'an actor of the runtime itself failed unexpectedly (a bug or a broken plug-in)',
+  runtime_error:
+    'an effect of the runtime itself failed unexpectedly (a bug, a broken plug-in, or a log that cannot be written)',
   aborted: 'the run was aborted (AbortSignal); every tool_use got a tool_result',
   // Intra-turn reasons: steps inside one turn.
   query_built: 'the request was assembled from the history: send it',

@@ -192,6 +192,10 @@ function permissionRequest(tool: AnyTool, input: unknown, use: ToolUseBlock, cwd
 }
 
 /** Lookup, input validation, PreToolUse hook and permission: decides whether a call may run. */
+function issuesOf(error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): string {
+  return error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(input)'}: ${i.message}`).join('; ');
+}
+
 async function admit(
   opts: BatchOptions,
   observer: BatchObserver,
@@ -210,12 +214,23 @@ async function admit(
   }
   const parsed = tool.inputSchema.safeParse(use.input);
   if (!parsed.success) {
-    const issues = parsed.error.issues
-      .map((i) => `${i.path.length ? i.path.join('.') : '(input)'}: ${i.message}`)
-      .join('; ');
-    return failed(index, use, 'invalid_input', `Invalid input for ${tool.name}: ${issues}`);
+    return failed(index, use, 'invalid_input', `Invalid input for ${tool.name}: ${issuesOf(parsed.error)}`);
   }
   let input: unknown = parsed.data;
+  /** An input rewritten by a hook or a permission policy meets the same schema as the model's. */
+  const rewritten = (by: string, updated: unknown): ToolCallReport | null => {
+    const again = tool.inputSchema.safeParse(updated);
+    if (again.success) {
+      input = again.data;
+      return null;
+    }
+    return failed(
+      index,
+      use,
+      'invalid_input',
+      `Invalid input for ${tool.name} from ${by}'s updatedInput: ${issuesOf(again.error)}`,
+    );
+  };
 
   let hookAllowed = false;
   if (opts.hooks?.preToolUse) {
@@ -231,7 +246,10 @@ async function admit(
       });
       if (d.decision === 'deny')
         return failed(index, use, 'denied', `Denied by PreToolUse hook: ${d.reason ?? 'no reason given'}`);
-      if (d.updatedInput !== undefined) input = d.updatedInput;
+      if (d.updatedInput !== undefined) {
+        const bad = rewritten('the PreToolUse hook', d.updatedInput);
+        if (bad) return bad;
+      }
       hookAllowed = d.decision === 'allow';
     } catch (e) {
       observer.onHook?.({
@@ -275,7 +293,10 @@ async function admit(
         : `Permission to use ${tool.name} was denied${message ? `: ${message}` : ''}`;
     return failed(index, use, 'denied', why);
   }
-  if (decided.behavior === 'allow' && decided.updatedInput !== undefined) input = decided.updatedInput;
+  if (decided.behavior === 'allow' && decided.updatedInput !== undefined) {
+    const bad = rewritten(`the permission decision (${by})`, decided.updatedInput);
+    if (bad) return bad;
+  }
   return { index, use, tool, input };
 }
 

@@ -270,6 +270,36 @@ describe('runToolBatch: permissions', () => {
     expect(out.results[0]!.content).toBe('echo: rewritten');
   });
 
+  it('an updatedInput that fails the tool schema is invalid_input, and the tool never runs', async () => {
+    const { o, observer } = observed();
+    const out = await runToolBatch(
+      batch([echoTool], [use('a', 'echo', { text: 'original' }), use('b', 'echo', { text: 'ok' })], {
+        canUseTool: (p) =>
+          p.toolUseId === 'a' ? { behavior: 'allow', updatedInput: { text: 42 } } : { behavior: 'allow' },
+      }),
+      observer,
+    );
+    expect(o.finished.map((f) => f.outcome)).toEqual(['invalid_input', 'ok']);
+    expect(out.results[0]).toMatchObject({ is_error: true });
+    expect(out.results[0]!.content).toMatch(
+      /from the permission decision \(canUseTool\)'s updatedInput: text:/,
+    );
+    expect(o.started.flat().map((s) => s.toolUseId)).toEqual(['b']);
+  });
+
+  it("a PreToolUse hook's invalid updatedInput is refused the same way", async () => {
+    const { o, observer } = observed();
+    const out = await runToolBatch(
+      batch([echoTool], [use('a', 'echo', { text: 'x' })], {
+        hooks: { preToolUse: async () => ({ decision: 'allow', updatedInput: { nope: true } }) },
+      }),
+      observer,
+    );
+    expect(o.finished[0]!.outcome).toBe('invalid_input');
+    expect(out.results[0]!.content).toMatch(/from the PreToolUse hook's updatedInput/);
+    expect(o.started).toEqual([]);
+  });
+
   it('ask with askUser: the user is asked and the answer decides', async () => {
     const asked: string[] = [];
     const { o, observer } = observed();
