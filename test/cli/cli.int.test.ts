@@ -517,13 +517,14 @@ describe('bad input: a clear message, the right exit code, nothing written', () 
   );
 
   it(
-    'an unknown session id for log, replay and fork: exit 1, the message names it',
+    'an unknown session id for log, replay, fork and viz: exit 1, the message names it',
     async () => {
       const argsList = [
         ['log', 's_doesNotExist', '--json'],
         ['replay', 's_doesNotExist', '--verify', '--json'],
         ['replay', 's_doesNotExist'],
         ['fork', 's_doesNotExist', '--at', '2', '--json'],
+        ['viz', 's_doesNotExist'],
       ];
       const results = await unchanged(p.store, argsList);
       results.forEach((r, i) => {
@@ -537,12 +538,23 @@ describe('bad input: a clear message, the right exit code, nothing written', () 
   );
 
   it(
-    'a fork point past the end of the log: exit 1, the message gives the range',
+    'a fork point or a replay --to past the end of the log: exit 1, the message gives the range',
     async () => {
       const [r] = await unchanged(p.store, [['fork', p.run.sessionId, '--at', '9999', '--json']]);
       expect(r!.code).toBe(1);
       expect(r!.stdout).toBe('');
       expect(r!.stderr).toContain(`cannot fork ${p.run.sessionId} at seq 9999: the log has seqs 1..`);
+      const replays = await unchanged(p.store, [
+        ['replay', p.run.sessionId, '--to', '9999'],
+        ['replay', p.run.sessionId, '--verify', '--to', '0', '--json'],
+      ]);
+      for (const [i, seq] of [9999, 0].entries()) {
+        expect(replays[i]!.code).toBe(1);
+        expect(replays[i]!.stdout).toBe('');
+        expect(replays[i]!.stderr).toContain(
+          `cannot replay ${p.run.sessionId} to seq ${seq}: the log has seqs 1..`,
+        );
+      }
     },
     SLOW,
   );

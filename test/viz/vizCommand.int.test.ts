@@ -94,7 +94,7 @@ describe('reloop viz', () => {
     async () => {
       const r = await viz('nope', '--store', store);
       expect(r.code).toBe(1);
-      expect(r.stderr).toContain('no session "nope"');
+      expect(r.stderr).toContain('no session with id "nope" [SESSION_NOT_FOUND]');
       expect(r.stdout).toBe('');
     },
     SLOW,

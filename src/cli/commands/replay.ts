@@ -27,6 +27,12 @@ export function registerReplay(program: Command): void {
     const store = await openStore(opts);
     try {
       if (!(await store.exists(session))) throw new SessionNotFoundError(session);
+      if (toSeq !== undefined) {
+        // A seq the log does not have is an error, not silently the end (as for fork --at).
+        const last = await store.lastSeq(session);
+        if (toSeq < 1 || toSeq > last)
+          throw new CommandFailed(`cannot replay ${session} to seq ${toSeq}: the log has seqs 1..${last}`, 1);
+      }
       if (opts.verify) {
         const records = await loadRecords(store, session, toSeq);
         const report = await verifyReplay(records, { toSeq });

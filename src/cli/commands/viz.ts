@@ -1,22 +1,14 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type Command, Option } from 'commander';
+import { SessionNotFoundError } from '../../store/errors.ts';
 import type { LogRecord } from '../../store/records.ts';
 import { toDot } from '../../viz/dot.ts';
 import { chartOf } from '../../viz/edgeCatalog.ts';
 import { renderViewerHtml } from '../../viz/html.ts';
 import { toMermaid } from '../../viz/mermaid.ts';
 import { edgeCounts } from '../../viz/sessionView.ts';
-import {
-  CommandFailed,
-  type GlobalOptions,
-  openStore,
-  out,
-  printJson,
-  storeDir,
-  UsageError,
-  withCommonOptions,
-} from '../io.ts';
+import { type GlobalOptions, openStore, out, printJson, UsageError, withCommonOptions } from '../io.ts';
 
 type Format = 'mermaid' | 'dot' | 'html';
 const FORMATS: readonly Format[] = ['mermaid', 'dot', 'html'];
@@ -28,10 +20,8 @@ const FORMATS: readonly Format[] = ['mermaid', 'dot', 'html'];
 async function readSession(opts: GlobalOptions, session: string): Promise<LogRecord[]> {
   const store = await openStore(opts);
   try {
-    if (!(await store.exists(session)))
-      throw new CommandFailed(
-        `no session ${JSON.stringify(session)} in ${storeDir(opts)} (reloop sessions lists them)`,
-      );
+    // The same typed error as every other command: `reloop: no session with id "x" [SESSION_NOT_FOUND]`.
+    if (!(await store.exists(session))) throw new SessionNotFoundError(session);
     const records: LogRecord[] = [];
     for await (const r of store.read(session)) records.push(r);
     return records;
