@@ -16,7 +16,6 @@ const CONNECTION_CODES = new Set([
   'ECONNABORTED',
   'EPIPE',
   'ETIMEDOUT',
-  'ENOTFOUND',
   'EAI_AGAIN',
   'ENETUNREACH',
   'EHOSTUNREACH',
@@ -95,6 +94,12 @@ function isConnectionFailure(err: unknown): boolean {
   });
 }
 
+function unknownHost(err: unknown): boolean {
+  return causes(err).some(
+    (e) => typeof e === 'object' && e !== null && (e as { code?: unknown }).code === 'ENOTFOUND',
+  );
+}
+
 function isAbort(err: unknown, signal: AbortSignal | undefined): boolean {
   if (signal?.aborted) return true;
   return causes(err).some(
@@ -146,6 +151,14 @@ export function classifyError(
     failure = abortedFailure();
   } else if (err instanceof APIError && !(err instanceof APIConnectionError)) {
     failure = fromApiError(err);
+  } else if (unknownHost(err)) {
+    // The name does not resolve: a wrong ANTHROPIC_BASE_URL, not a blip. Retrying it ten times
+    // with backoff (minutes) would only hide the cause. EAI_AGAIN (resolver busy) stays retryable.
+    failure = {
+      kind: 'fatal',
+      overloaded: false,
+      message: `cannot resolve the API host (check ANTHROPIC_BASE_URL): ${describe(err)}`,
+    };
   } else if (isConnectionFailure(err)) {
     failure = { kind: 'retryable', overloaded: false, message: `connection failed: ${describe(err)}` };
   } else {

@@ -126,6 +126,19 @@ describe('classifyError: mid-stream and connection failures', () => {
     expect(classifyError(err).kind).toBe('retryable');
   });
 
+  it('a host that does not resolve (ENOTFOUND) is fatal and says to check the base URL; EAI_AGAIN retries', () => {
+    const dns = Object.assign(new Error('getaddrinfo ENOTFOUND api.antrhopic.com'), { code: 'ENOTFOUND' });
+    const err = new AnthropicError('Connection error.');
+    Object.assign(err, { cause: new TypeError('fetch failed', { cause: dns }) });
+    const f = classifyError(err);
+    expect(f.kind).toBe('fatal');
+    expect(f.message).toMatch(
+      /cannot resolve the API host \(check ANTHROPIC_BASE_URL\): .*ENOTFOUND api\.antrhopic\.com/,
+    );
+    const busy = Object.assign(new Error('getaddrinfo EAI_AGAIN api.anthropic.com'), { code: 'EAI_AGAIN' });
+    expect(classifyError(busy).kind).toBe('retryable');
+  });
+
   it('an unknown error (a bug) is fatal', () => {
     expect(classifyError(new RangeError('index out of range'))).toEqual({
       kind: 'fatal',
