@@ -211,6 +211,7 @@ describe('reloop run', () => {
           { cwd, env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-test' } },
         );
         expect(r.code, r.stderr).toBe(0);
+        expect(r.stderr).not.toContain('no price known');
         expect(expectRunJson(r)).toMatchObject({ status: 'completed', reason: 'completed', turns: 2 });
         expect(server.pending()).toBe(0);
         expect(server.requests).toHaveLength(2);
@@ -225,6 +226,24 @@ describe('reloop run', () => {
         for (const [name, b64] of Object.entries(files)) {
           expect(Buffer.from(b64, 'base64').toString('utf8'), name).not.toContain('sk-test');
         }
+      },
+      SLOW,
+    );
+
+    it(
+      'a model the price table does not know: a warning that it counts as $0 and the budget cannot stop it',
+      async () => {
+        const cwd = await freshDir('unpriced');
+        server.enqueue(textReply('Hello.'));
+        const r = await runCli(
+          ['run', '--model', 'my-finetune-1', '--max-budget-usd', '1', '--store', 'st', '--json', 'Hi.'],
+          { cwd, env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-test' } },
+        );
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stderr).toContain(
+          'warning: no price known for model "my-finetune-1": its usage counts as $0, so --max-budget-usd cannot stop this run',
+        );
+        expect(expectRunJson(r)).toMatchObject({ status: 'completed', usage: { costUsd: 0 } });
       },
       SLOW,
     );

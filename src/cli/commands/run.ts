@@ -6,7 +6,7 @@ import { createCommandStopHook } from '../../hooks/commandHooks.ts';
 import { loadHookSettings } from '../../hooks/settings.ts';
 import type { StopHook } from '../../hooks/types.ts';
 import { AnthropicModelClient, hasApiKey } from '../../model/anthropic.ts';
-import { costOf } from '../../model/pricing.ts';
+import { costOf, priceOf } from '../../model/pricing.ts';
 import { parseScriptText } from '../../model/script.ts';
 import { ScriptedModelClient } from '../../model/scripted.ts';
 import type { ModelClient } from '../../model/types.ts';
@@ -123,6 +123,15 @@ export async function runWith(
     settings.maxBudgetUsd = positiveNumber('--max-budget-usd', opts.maxBudgetUsd);
   if (opts.fallbackModel) settings.fallbackModel = opts.fallbackModel;
   if (opts.model) settings.model = opts.model;
+  // Costs come from the price table: a model it does not know costs $0 in every total, so a
+  // budget in dollars could never stop the run. Said once, up front, on stderr.
+  for (const name of [opts.model, opts.fallbackModel]) {
+    if (name && !opts.script && !priceOf(name)) {
+      process.stderr.write(
+        `warning: no price known for model ${JSON.stringify(name)}: its usage counts as $0${opts.maxBudgetUsd !== undefined ? ', so --max-budget-usd cannot stop this run' : ''}\n`,
+      );
+    }
+  }
 
   let session: Session | undefined;
   const model = extra.model ?? (await modelFrom(opts, () => session?.abort()));
