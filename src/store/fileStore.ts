@@ -50,8 +50,22 @@ async function sizeOf(file: string): Promise<number | undefined> {
   }
 }
 
+/**
+ * `<dir>/sessions`, created if missing. The last level is made without `recursive`: Node's
+ * recursive mkdir loops forever on a parent that exists but refuses children with ENOENT
+ * (`--store /proc` hung); a plain mkdir fails at once with the path in its message.
+ */
+async function ensureStoreDirs(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  try {
+    await mkdir(join(dir, 'sessions'));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  }
+}
+
 export async function openFileStore(dir: string, options: FileStoreOptions = {}): Promise<FileEventStore> {
-  await mkdir(join(dir, 'sessions'), { recursive: true });
+  await ensureStoreDirs(dir);
   const warn: WarningHandler =
     options.onWarning ?? ((w: StoreWarning) => process.emitWarning(w.message, { code: w.code }));
   const catalog = await Catalog.open(join(dir, 'catalog.json'), warn, options.catalogFlushMs ?? 100);

@@ -68,6 +68,13 @@ function records(session: string, n: number): LogRecord[] {
 }
 
 describe('FileEventStore on disk', () => {
+  it.runIf(process.platform === 'linux')(
+    'a store directory that refuses children fails at once naming the path (recursive mkdir looped forever on /proc)',
+    async () => {
+      await expect(openFileStore('/proc')).rejects.toThrow(/ENOENT.*\/proc\/sessions/);
+    },
+  );
+
   it('keeps streams and the catalog across close and reopen', async () => {
     const first = await fixture();
     const s = new StreamBuilder('s1');
