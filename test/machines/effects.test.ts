@@ -55,7 +55,11 @@ describe('effectsActor', () => {
     let release: (v: { delayMs: number }) => void = () => {};
     const h = harness({
       backoff: (input) =>
-        input.attempt === 1 ? new Promise((r) => (release = r)) : Promise.resolve({ delayMs: 2 }),
+        input.attempt === 1
+          ? new Promise((r) => {
+              release = r;
+            })
+          : Promise.resolve({ delayMs: 2 }),
     });
     h.send({ type: 'backoff', input: { attempt: 1, retryAfterMs: undefined } });
     h.send({ type: 'backoff', input: { attempt: 2, retryAfterMs: undefined } });
