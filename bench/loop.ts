@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Message, ToolResultBlock } from '../src/model/messages.ts';
@@ -198,27 +198,32 @@ export async function benchLoop(rounds = 10_000, reps = Number(process.env.BENCH
   }
 }
 
-/** A run on a fresh file store (its own directory: the benchmark's ids repeat). */
+/** Commits of the last file-store run: how many, their total time, the bytes they wrote. */
 const commits = { count: 0, ms: 0, bytes: 0 };
 
+/** A run on a fresh file store (its own directory: the benchmark's ids repeat). */
 async function onFileStore(parent: string, rounds: number): Promise<LoopBench> {
-  const store = await openFileStore(await mkdtemp(path.join(parent, 'store-')));
+  const dir = await mkdtemp(path.join(parent, 'store-'));
+  const store = await openFileStore(dir);
   // Time every commit (one append = one write + one fdatasync) to set the turn against its disk cost.
   const append = store.append.bind(store);
   commits.count = 0;
   commits.ms = 0;
-  commits.bytes = 0;
   store.append = async (session, records, options) => {
     const t0 = performance.now();
     await append(session, records, options);
     commits.ms += performance.now() - t0;
     commits.count++;
-    for (const r of records) commits.bytes += JSON.stringify(r).length + 1;
   };
   try {
     return await benchStatechart(rounds, store);
   } finally {
     await store.close();
+    // What the commits wrote is what the streams hold: measured after the run, not inside it.
+    const sessions = path.join(dir, 'sessions');
+    const files = (await readdir(sessions)).filter((f) => f.endsWith('.jsonl'));
+    commits.bytes = 0;
+    for (const f of files) commits.bytes += (await stat(path.join(sessions, f))).size;
   }
 }
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { StopHook, StopHookResult } from '../hooks/types.ts';
 import type { ActorFailure } from '../machines/context.ts';
-import type { EffectHandlers } from '../machines/effects.ts';
+import { EFFECT_NAMES, type EffectHandlers } from '../machines/effects.ts';
 import { type QueryLoopMachine, queryLoopMachine } from '../machines/queryLoop.machine.ts';
 import { parseScript } from '../model/script.ts';
 import { ScriptedModelClient } from '../model/scripted.ts';
@@ -105,14 +105,7 @@ function driveEffects(s: Scenario, ctl: Controls) {
         return run(input);
       }) as EffectHandlers[K];
     };
-    return {
-      buildQuery: wrap('buildQuery'),
-      callModel: wrap('callModel'),
-      runTools: wrap('runTools'),
-      compact: wrap('compact'),
-      backoff: wrap('backoff'),
-      stopChecks: wrap('stopChecks'),
-    };
+    return Object.fromEntries(EFFECT_NAMES.map((id) => [id, wrap(id)])) as EffectHandlers;
   };
 }
 

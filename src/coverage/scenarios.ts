@@ -1,3 +1,4 @@
+import { EFFECT_NAMES } from '../machines/effects.ts';
 import { parseScript } from '../model/script.ts';
 import type { ChartEdge } from '../viz/edgeCatalog.ts';
 import { completion, type EdgePath, type PathOptions } from './paths.ts';
@@ -38,15 +39,6 @@ export class NoDriverError extends Error {
   }
 }
 
-const ACTORS: readonly ActorId[] = [
-  'buildQuery',
-  'callModel',
-  'runTools',
-  'compact',
-  'backoff',
-  'stopChecks',
-];
-
 /** A tool_use turn calling the test tool the next runTools step needs. */
 function toolUseTurn(next: FactVariant | undefined, n: number): ScriptEntry {
   const tool: TestToolName = next?.driver?.kind === 'tool' ? next.driver.tool : 'echo';
@@ -59,7 +51,10 @@ function toolUseTurn(next: FactVariant | undefined, n: number): ScriptEntry {
 export function buildScenario(path: EdgePath, opts: Omit<PathOptions, 'maxDepth'> = {}): Scenario {
   const rest = completion(path, opts);
   const steps = [...path.steps, ...rest.steps];
-  const schedule = Object.fromEntries(ACTORS.map((a) => [a, [] as Driver[]])) as Record<ActorId, Driver[]>;
+  const schedule = Object.fromEntries(EFFECT_NAMES.map((a) => [a, [] as Driver[]])) as Record<
+    ActorId,
+    Driver[]
+  >;
   const script: ScriptEntry[] = [];
   for (const [i, step] of steps.entries()) {
     if (!step.driver) throw new NoDriverError(path.edge, step.id);

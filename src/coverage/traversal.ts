@@ -1,6 +1,7 @@
 import type { AnyEventObject } from 'xstate';
 import { AppendOnlyList } from '../lib/appendOnlyList.ts';
 import type { RunInput } from '../machines/context.ts';
+import type { EffectName } from '../machines/effects.ts';
 import { type RunSettings, resolveRunConfig } from '../runtime/config.ts';
 
 /**
@@ -11,7 +12,8 @@ import { type RunSettings, resolveRunConfig } from '../runtime/config.ts';
  * it fails, naming its edge.
  */
 
-export type ActorId = 'buildQuery' | 'callModel' | 'runTools' | 'compact' | 'backoff' | 'stopChecks';
+/** The chart's effects, by the names its done / error events carry. */
+export type ActorId = EffectName;
 
 /** The test tools a scenario's tool_use may call (see runScenario.ts). */
 export type TestToolName = 'echo' | 'bigOutput' | 'interrupt';

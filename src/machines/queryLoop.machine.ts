@@ -61,8 +61,8 @@ export const queryLoopMachine = queryLoopSetup.createMachine(
               guard: 'responseRefused',
               target: 'failed',
               actions: [
-                'takeResponse',
-                'appendResponse',
+                'takeAndAppendResponse',
+                { type: 'announce', params: 'assistant' },
                 { type: 'closeToolUses', params: 'the model refused' },
                 { type: 'explainFailure', params: 'refused' },
               ],
@@ -72,8 +72,8 @@ export const queryLoopMachine = queryLoopSetup.createMachine(
               guard: 'budgetExceeded',
               target: 'failed',
               actions: [
-                'takeResponse',
-                'appendResponse',
+                'takeAndAppendResponse',
+                { type: 'announce', params: 'assistant' },
                 { type: 'closeToolUses', params: 'the budget is spent' },
                 { type: 'explainFailure', params: 'budget_exhausted' },
               ],
@@ -113,8 +113,8 @@ export const queryLoopMachine = queryLoopSetup.createMachine(
               guard: 'maxTokensStop',
               target: 'failed',
               actions: [
-                'takeResponse',
-                'appendResponse',
+                'takeAndAppendResponse',
+                { type: 'announce', params: 'assistant' },
                 { type: 'explainFailure', params: 'max_tokens_exhausted' },
               ],
               meta: r('max_tokens_exhausted'),
@@ -124,8 +124,8 @@ export const queryLoopMachine = queryLoopSetup.createMachine(
               guard: 'pauseTurnPastMaxTurns',
               target: 'failed',
               actions: [
-                'takeResponse',
-                'appendResponse',
+                'takeAndAppendResponse',
+                { type: 'announce', params: 'assistant' },
                 { type: 'explainFailure', params: 'max_turns_reached' },
               ],
               meta: r('max_turns_reached'),
@@ -133,7 +133,11 @@ export const queryLoopMachine = queryLoopSetup.createMachine(
             {
               guard: 'pauseTurn',
               target: 'building',
-              actions: ['takeResponse', 'appendResponse', 'countPausedTurn'],
+              actions: [
+                'takeAndAppendResponse',
+                { type: 'announce', params: 'assistant' },
+                'countPausedTurn',
+              ],
               meta: r('pause_turn_continuation'),
             },
             {
@@ -206,7 +210,11 @@ export const queryLoopMachine = queryLoopSetup.createMachine(
             {
               guard: 'needsAutoCompact',
               target: 'compacting',
-              actions: ['appendToolResults', 'nextTurn', 'compactAuto'],
+              actions: [
+                'appendResultsAndContinue',
+                { type: 'announce', params: 'tool_results' },
+                'compactAuto',
+              ],
               meta: r('auto_compact'),
             },
             {

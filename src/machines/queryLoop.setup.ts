@@ -117,8 +117,8 @@ export const queryLoopSetup = setup({
     /** Every response: add its usage, note its size as the new context estimate, reset retry state. */
     takeResponse: assign(({ context, event }) => responseUpdate(context, outputOf<ModelResponse>(event))),
     /**
-     * takeResponse + appendResponse as one assign, for the edges every turn takes: xstate
-     * copies the whole snapshot per assign, so two assigns cost two copies. `announce` follows.
+     * takeResponse and the response appended to the history, in one assign (xstate copies the
+     * whole snapshot per assign). `announce` follows, to emit the appended message.
      */
     takeAndAppendResponse: assign(({ context, event }) => {
       const res = outputOf<ModelResponse>(event);
@@ -128,12 +128,6 @@ export const queryLoopSetup = setup({
     announce: emit(({ context }, origin: MessageEmitted['origin']) =>
       emitted(context.messages.last()!, origin),
     ),
-    appendResponse: enqueueActions(({ context, event, enqueue }) => {
-      const res = (event as unknown as { output: ModelResponse }).output;
-      const msg = assistantMessage(res);
-      enqueue.assign({ messages: context.messages.append(msg) });
-      enqueue.emit(emitted(msg, 'assistant'));
-    }),
     /** For terminal edges from `requesting`: tool_use blocks that will never run get results. */
     closeToolUses: enqueueActions(({ context, event, enqueue }, why: string) => {
       const res = (event as unknown as { output: ModelResponse }).output;
@@ -182,9 +176,7 @@ export const queryLoopSetup = setup({
       enqueue.assign({ messages: context.messages.append(msg) });
       enqueue.emit(emitted(msg, 'max_turns_marker'));
     }),
-    /** A new turn begins: per-turn recovery state starts over. */
-    nextTurn: assign(({ context }) => nextTurnUpdate(context)),
-    /** appendToolResults (not aborted) + nextTurn as one assign: the other edge of every turn. `announce` follows. */
+    /** The results of a batch that was not aborted appended, and a new turn begun (per-turn recovery state starts over). `announce` follows. */
     appendResultsAndContinue: assign(({ context, event }) => {
       const out = outputOf<ToolBatchResult>(event);
       return {

@@ -10,7 +10,7 @@ import type {
   StopDecision,
   ToolBatchResult,
 } from '../machines/context.ts';
-import type { EffectHandlers } from '../machines/effects.ts';
+import type { EffectHandlers, EffectName } from '../machines/effects.ts';
 import { decideStop, type StopAnswer } from '../machines/stopDecision.ts';
 import { estimateTokens, type ToolResultBlock, ZERO_USAGE } from '../model/messages.ts';
 import type { ModelRequest, ModelResponse } from '../model/types.ts';
@@ -41,48 +41,51 @@ function never<T>(src: FactSource): Promise<T> {
 }
 
 export function recordedEffects(src: FactSource): EffectHandlers {
-  const current = () => {
-    const i = src.taken;
-    return { i, slice: src.slice(i) };
-  };
-  /** An `actor.failed` logged for this invocation: the live effect failed, so does the replayed one. */
-  const loggedFailure = (slice: LogRecord[] | null, actor: string): ActorFailure | null => {
-    const f = slice?.find((r) => r.type === 'actor.failed' && r.data.actor === actor);
-    return f?.type === 'actor.failed' ? { kind: 'failed', message: f.data.message } : null;
-  };
+  /**
+   * The recorded answer of one effect. Invocation k is answered from the slice after k
+   * transitions; an `actor.failed` logged there means the live effect failed, so the replayed
+   * one fails the same way before looking at any other fact (as `guarded` logs it live).
+   */
+  const replayed =
+    <I, O>(
+      actor: EffectName,
+      answer: (input: I, at: { i: number; slice: LogRecord[] | null }) => Promise<O>,
+    ) =>
+    async (input: I): Promise<O> => {
+      const i = src.taken;
+      const slice = src.slice(i);
+      const f = slice?.find((r) => r.type === 'actor.failed' && r.data.actor === actor);
+      if (f?.type === 'actor.failed')
+        throw { kind: 'failed', message: f.data.message } satisfies ActorFailure;
+      return answer(input, { i, slice });
+    };
 
   return {
-    buildQuery: async (input: BuildQueryInput): Promise<ModelRequest> => {
-      const { i, slice } = current();
-      const failed = loggedFailure(slice, 'buildQuery');
-      if (failed) throw failed;
-      if (!slice) return never(src);
-      if (src.abortedBy(i)) throw aborted;
-      return {
-        model: input.model,
-        system: input.system,
-        messages: input.messages,
-        tools: [],
-        maxTokens: input.maxTokens,
-      };
-    },
+    buildQuery: replayed(
+      'buildQuery',
+      async (input: BuildQueryInput, { i, slice }): Promise<ModelRequest> => {
+        if (!slice) return never(src);
+        if (src.abortedBy(i)) throw aborted;
+        return {
+          model: input.model,
+          system: input.system,
+          messages: input.messages,
+          tools: [],
+          maxTokens: input.maxTokens,
+        };
+      },
+    ),
 
-    callModel: async (_input: CallModelInput): Promise<ModelResponse> => {
-      const { slice } = current();
-      const failed = loggedFailure(slice, 'callModel');
-      if (failed) throw failed;
+    callModel: replayed('callModel', async (_input: CallModelInput, { slice }): Promise<ModelResponse> => {
       const fact = slice?.find(
         (r) => (r.type === 'model.responded' || r.type === 'model.failed') && r.data.purpose === 'turn',
       );
       if (!fact) return never(src);
       if (fact.type === 'model.failed') throw fact.data.failure;
       return (fact as Extract<LogRecord, { type: 'model.responded' }>).data.response;
-    },
+    }),
 
-    runTools: async (input: RunToolsInput): Promise<ToolBatchResult> => {
-      const { i, slice } = current();
-      const failed = loggedFailure(slice, 'runTools');
-      if (failed) throw failed;
+    runTools: replayed('runTools', async (input: RunToolsInput, { i, slice }): Promise<ToolBatchResult> => {
       if (!slice) return never(src);
       const byId = new Map<string, Extract<LogRecord, { type: 'tool.finished' }>>();
       for (const r of slice) if (r.type === 'tool.finished') byId.set(r.data.toolUseId, r);
@@ -98,10 +101,9 @@ export function recordedEffects(src: FactSource): EffectHandlers {
         });
       }
       return { results, aborted: src.abortedBy(i), appendedTokens: estimateTokens(results) };
-    },
+    }),
 
-    compact: async (_input: CompactInput): Promise<CompactResult> => {
-      const { slice } = current();
+    compact: replayed('compact', async (_input: CompactInput, { slice }): Promise<CompactResult> => {
       if (!slice) return never(src);
       const failed = slice.find((r) => r.type === 'model.failed' && r.data.purpose === 'compaction');
       if (failed?.type === 'model.failed' && failed.data.failure.kind === 'aborted') throw aborted;
@@ -112,31 +114,28 @@ export function recordedEffects(src: FactSource): EffectHandlers {
       const usage = res?.type === 'model.responded' ? res.data.response.usage : ZERO_USAGE;
       const { messages, summary, tokensBefore, tokensAfter } = done.data;
       return { messages, summary, tokensBefore, tokensAfter, usage };
-    },
+    }),
 
-    backoff: async (_input: BackoffInput): Promise<{ delayMs: number }> => {
-      const { i, slice } = current();
-      const failed = loggedFailure(slice, 'backoff');
-      if (failed) throw failed;
+    backoff: replayed('backoff', async (_input: BackoffInput, { i, slice }): Promise<{ delayMs: number }> => {
       const fact = slice?.find((r) => r.type === 'backoff.scheduled');
       if (!slice || !fact || fact.type !== 'backoff.scheduled') return never(src);
       if (src.abortedBy(i)) throw aborted;
       return { delayMs: fact.data.delayMs };
-    },
+    }),
 
-    stopChecks: async (_input: StopChecksInput): Promise<StopDecision> => {
-      const { i, slice } = current();
-      const failed = loggedFailure(slice, 'stopChecks');
-      if (failed) throw failed;
-      if (!slice) return never(src);
-      if (src.abortedBy(i)) throw aborted;
-      const answers: StopAnswer[] = [];
-      for (const r of slice) {
-        if (r.type === 'hook.decided' && (r.data.hook === 'Stop' || r.data.hook === 'Budget')) {
-          answers.push({ hook: r.data.hook, decision: r.data.decision, reason: r.data.reason });
+    stopChecks: replayed(
+      'stopChecks',
+      async (_input: StopChecksInput, { i, slice }): Promise<StopDecision> => {
+        if (!slice) return never(src);
+        if (src.abortedBy(i)) throw aborted;
+        const answers: StopAnswer[] = [];
+        for (const r of slice) {
+          if (r.type === 'hook.decided' && (r.data.hook === 'Stop' || r.data.hook === 'Budget')) {
+            answers.push({ hook: r.data.hook, decision: r.data.decision, reason: r.data.reason });
+          }
         }
-      }
-      return decideStop(answers);
-    },
+        return decideStop(answers);
+      },
+    ),
   };
 }

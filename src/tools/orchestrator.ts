@@ -196,6 +196,24 @@ function issuesOf(error: { issues: readonly { path: readonly PropertyKey[]; mess
   return error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(input)'}: ${i.message}`).join('; ');
 }
 
+/** An input rewritten by a hook or a permission policy meets the same schema as the model's. */
+function rewritten(
+  tool: AnyTool,
+  updated: unknown,
+  by: string,
+  index: number,
+  use: ToolUseBlock,
+): { input: unknown } | ToolCallReport {
+  const again = tool.inputSchema.safeParse(updated);
+  if (again.success) return { input: again.data };
+  return failed(
+    index,
+    use,
+    'invalid_input',
+    `Invalid input for ${tool.name} from ${by}'s updatedInput: ${issuesOf(again.error)}`,
+  );
+}
+
 async function admit(
   opts: BatchOptions,
   observer: BatchObserver,
@@ -217,21 +235,6 @@ async function admit(
     return failed(index, use, 'invalid_input', `Invalid input for ${tool.name}: ${issuesOf(parsed.error)}`);
   }
   let input: unknown = parsed.data;
-  /** An input rewritten by a hook or a permission policy meets the same schema as the model's. */
-  const rewritten = (by: string, updated: unknown): ToolCallReport | null => {
-    const again = tool.inputSchema.safeParse(updated);
-    if (again.success) {
-      input = again.data;
-      return null;
-    }
-    return failed(
-      index,
-      use,
-      'invalid_input',
-      `Invalid input for ${tool.name} from ${by}'s updatedInput: ${issuesOf(again.error)}`,
-    );
-  };
-
   let hookAllowed = false;
   if (opts.hooks?.preToolUse) {
     const t0 = now();
@@ -247,8 +250,9 @@ async function admit(
       if (d.decision === 'deny')
         return failed(index, use, 'denied', `Denied by PreToolUse hook: ${d.reason ?? 'no reason given'}`);
       if (d.updatedInput !== undefined) {
-        const bad = rewritten('the PreToolUse hook', d.updatedInput);
-        if (bad) return bad;
+        const again = rewritten(tool, d.updatedInput, 'the PreToolUse hook', index, use);
+        if ('outcome' in again) return again;
+        input = again.input;
       }
       hookAllowed = d.decision === 'allow';
     } catch (e) {
@@ -294,8 +298,9 @@ async function admit(
     return failed(index, use, 'denied', why);
   }
   if (decided.behavior === 'allow' && decided.updatedInput !== undefined) {
-    const bad = rewritten(`the permission decision (${by})`, decided.updatedInput);
-    if (bad) return bad;
+    const again = rewritten(tool, decided.updatedInput, `the permission decision (${by})`, index, use);
+    if ('outcome' in again) return again;
+    input = again.input;
   }
   return { index, use, tool, input };
 }
