@@ -21,6 +21,17 @@ export interface SessionInfo {
   status: RunStatus | 'running' | 'idle';
   lastSeq: number;
   forkedFrom: { session: string; seq: number } | null;
+  /** Stores with a run queue (PostgreSQL): the session's queued run and the worker holding it. */
+  job?: SessionJob;
+}
+
+/** A session's entry in a store's run queue. */
+export interface SessionJob {
+  state: 'queued' | 'claimed' | 'parked' | 'done';
+  /** The worker holding the lease, while `claimed`. */
+  worker: string | null;
+  /** When that lease runs out (ms since the epoch). */
+  leaseExpires: number | null;
 }
 
 /**
@@ -35,5 +46,10 @@ export interface EventStore {
   /** Last seq of a session (0 when it has no records); throws SessionNotFoundError when unknown. */
   lastSeq(session: string): Promise<number>;
   exists(session: string): Promise<boolean>;
+  /**
+   * Live tail: yields every record with seq > afterSeq as it lands, in order, until the signal
+   * aborts. A session that does not exist yet is waited for.
+   */
+  follow?(session: string, options: { afterSeq: number; signal: AbortSignal }): AsyncIterable<LogRecord>;
   close(): Promise<void>;
 }

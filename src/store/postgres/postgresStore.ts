@@ -1,0 +1,277 @@
+import pg from 'pg';
+import { updateCatalogRow } from '../catalogRow.ts';
+import { catalogSorted } from '../catalogSort.ts';
+import { ConcurrencyError, SessionNotFoundError } from '../errors.ts';
+import type { LogRecord } from '../records.ts';
+import type { AppendOptions, EventStore, ReadRange, SessionInfo, SessionJob } from '../types.ts';
+import { checkContiguous, parseRecordLine, validateRecord } from '../validate.ts';
+import { GroupCommitter, type PendingAppend } from './groupCommit.ts';
+import { ChannelListener } from './listener.ts';
+import { migrate, RECORDS_CHANNEL } from './schema.ts';
+
+export class StoreUnavailableError extends Error {
+  readonly code = 'STORE_UNAVAILABLE';
+  constructor(
+    readonly url: string,
+    readonly detail: string,
+  ) {
+    super(`cannot use the PostgreSQL store ${url}: ${detail}`);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+export interface PostgresStoreOptions {
+  /** Connections in the pool (default 10). */
+  maxConnections?: number;
+  /** Create or migrate the schema on open (default true); `reloop store init` does it explicitly. */
+  migrate?: boolean;
+}
+
+/** The URL with its password masked, for messages. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return url.replace(/:[^:@/]*@/, ':***@');
+  }
+}
+
+/** Reads a whole range in pages of this many records: a long log never sits in memory twice. */
+const PAGE = 1000;
+
+// jsonb refuses NUL characters and lone surrogates, which JSON.stringify writes as escapes: a
+// record holding one gets a cleaned copy of its data for the jsonb column. The JSON text, which
+// is what is read back, keeps them.
+const JSONB_UNSAFE = /\\u(?:0000|d[89a-f])/i;
+function jsonbSafe(_key: string, value: unknown): unknown {
+  // Node 20 has String.prototype.toWellFormed; the TypeScript lib targeted here does not know it yet.
+  return typeof value === 'string'
+    ? (value.replaceAll('\0', '\ufffd') as string & { toWellFormed(): string }).toWellFormed()
+    : value;
+}
+
+interface CatalogRowSql {
+  id: string;
+  title: string;
+  created: number;
+  updated: number;
+  status: SessionInfo['status'];
+  last_seq: number;
+  forked_from: SessionInfo['forkedFrom'];
+  job_state?: SessionJob['state'] | null;
+  worker?: string | null;
+  lease_until?: Date | null;
+}
+
+function rowOf(r: CatalogRowSql): SessionInfo {
+  const info: SessionInfo = {
+    id: r.id,
+    title: r.title,
+    created: r.created,
+    updated: r.updated,
+    status: r.status,
+    lastSeq: r.last_seq,
+    forkedFrom: r.forked_from ?? null,
+  };
+  if (r.job_state) {
+    info.job = {
+      state: r.job_state,
+      worker: r.worker ?? null,
+      leaseExpires: r.lease_until ? r.lease_until.getTime() : null,
+    };
+  }
+  return info;
+}
+
+/** Opens (and unless told otherwise creates or migrates) the store at a `postgres://` URL. */
+export async function openPostgresStore(
+  url: string,
+  options: PostgresStoreOptions = {},
+): Promise<PostgresEventStore> {
+  const config: pg.PoolConfig = { connectionString: url, max: options.maxConnections ?? 10 };
+  const pool = new pg.Pool(config);
+  // An idle connection that dies (server restart) must not crash the process; the next query reconnects.
+  pool.on('error', () => undefined);
+  try {
+    if (options.migrate !== false) {
+      const client = await pool.connect();
+      try {
+        await migrate(client);
+      } finally {
+        client.release();
+      }
+    } else {
+      await pool.query('SELECT 1');
+    }
+  } catch (e) {
+    await pool.end().catch(() => undefined);
+    const err = e as { code?: string; message?: string };
+    if (err.code === 'STORE_SCHEMA') throw e;
+    throw new StoreUnavailableError(redactUrl(url), err.message || err.code || String(e));
+  }
+  return new PostgresEventStore(url, pool, config);
+}
+
+/**
+ * The PostgreSQL store (DESIGN §12): same contract as the file store, for many processes on many
+ * machines. Records are keyed (session, seq); each append is checked against the session's last
+ * seq under its catalog row's lock, so a stale writer gets a ConcurrencyError and never
+ * interleaves; the catalog row changes in the same transaction; every append NOTIFYs, so
+ * `follow` tails a session without polling. Appends from concurrent sessions share transactions
+ * (GroupCommitter).
+ */
+export class PostgresEventStore implements EventStore {
+  private readonly committer: GroupCommitter;
+  private readonly listener: ChannelListener;
+  /** Catalog rows this process wrote last, by session: the next append folds onto them. */
+  private readonly rows = new Map<string, SessionInfo>();
+  private closed = false;
+
+  constructor(
+    readonly url: string,
+    readonly pool: pg.Pool,
+    config: pg.PoolConfig,
+  ) {
+    this.committer = new GroupCommitter(pool);
+    this.listener = new ChannelListener({ connectionString: config.connectionString }, RECORDS_CHANNEL);
+  }
+
+  /** Transactions committed by this store so far (appends share them). */
+  get commits(): number {
+    return this.committer.commits;
+  }
+
+  async append(
+    session: string,
+    records: readonly LogRecord[],
+    { expectedSeq }: AppendOptions,
+  ): Promise<void> {
+    this.assertOpen();
+    // The row this append folds onto: none for a new session, the one this process wrote last
+    // when it is still current, else the database's (and a stale expectedSeq fails right here).
+    const cached = this.rows.get(session);
+    let row: SessionInfo | undefined;
+    if (records.length === 0 || (expectedSeq > 0 && cached?.lastSeq !== expectedSeq)) {
+      row = await this.row(session);
+      const actual = row?.lastSeq ?? 0;
+      if (actual !== expectedSeq) throw new ConcurrencyError(session, expectedSeq, actual);
+      if (records.length === 0) return;
+    } else if (expectedSeq > 0) row = cached;
+    const valid = records.map((r) => validateRecord(r, { session }));
+    checkContiguous(session, valid, expectedSeq);
+    const next = updateCatalogRow(row, valid);
+    const result = await new Promise<number | Error>((settle) => {
+      const pending: PendingAppend = {
+        session,
+        expectedSeq,
+        records: valid.map((r) => {
+          const text = JSON.stringify(r);
+          const entry: PendingAppend['records'][number] = { type: r.type, run: r.run, at: r.at, text };
+          if (JSONB_UNSAFE.test(text)) entry.data = JSON.parse(JSON.stringify(r.data, jsonbSafe));
+          return entry;
+        }),
+        row: next,
+        settle,
+      };
+      this.committer.submit(pending);
+    });
+    if (result instanceof Error) {
+      this.rows.delete(session);
+      throw result;
+    }
+    if (result !== -1) {
+      this.rows.delete(session);
+      throw new ConcurrencyError(session, expectedSeq, result);
+    }
+    this.rows.set(session, next);
+  }
+
+  async *read(session: string, range: ReadRange = {}): AsyncIterable<LogRecord> {
+    this.assertOpen();
+    const last = await this.lastSeq(session);
+    const fromSeq = Math.max(1, range.fromSeq ?? 1);
+    const toSeq = Math.min(last, range.toSeq ?? last);
+    yield* this.readBetween(session, fromSeq, toSeq);
+  }
+
+  async list(): Promise<SessionInfo[]> {
+    this.assertOpen();
+    const res = await this.pool.query<CatalogRowSql>(
+      `SELECT s.id, s.title, s.created, s.updated, s.status, s.last_seq, s.forked_from,
+              j.state AS job_state, j.worker, j.lease_until
+         FROM reloop.sessions s LEFT JOIN reloop.jobs j ON j.session = s.id
+        WHERE s.last_seq > 0`,
+    );
+    return catalogSorted(res.rows.map(rowOf));
+  }
+
+  async lastSeq(session: string): Promise<number> {
+    this.assertOpen();
+    const row = await this.row(session);
+    if (!row || row.lastSeq === 0) throw new SessionNotFoundError(session);
+    return row.lastSeq;
+  }
+
+  async exists(session: string): Promise<boolean> {
+    this.assertOpen();
+    return ((await this.row(session))?.lastSeq ?? 0) > 0;
+  }
+
+  async *follow(
+    session: string,
+    { afterSeq, signal }: { afterSeq: number; signal: AbortSignal },
+  ): AsyncIterable<LogRecord> {
+    this.assertOpen();
+    const sub = await this.listener.subscribe(session);
+    try {
+      let last = afterSeq;
+      while (!signal.aborted && !sub.closed) {
+        for await (const r of this.readBetween(session, last + 1, Number.MAX_SAFE_INTEGER)) {
+          yield r;
+          last = r.seq;
+          if (signal.aborted) return;
+        }
+        await sub.wait(last, signal);
+      }
+      if (!signal.aborted && this.listener.error) throw this.listener.error;
+    } finally {
+      sub.close();
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.committer.idle();
+    await this.listener.close();
+    await this.pool.end();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error(`PostgreSQL store ${redactUrl(this.url)} is closed`);
+  }
+
+  private async row(session: string): Promise<SessionInfo | undefined> {
+    const res = await this.pool.query<CatalogRowSql>(
+      `SELECT id, title, created, updated, status, last_seq, forked_from FROM reloop.sessions WHERE id = $1`,
+      [session],
+    );
+    return res.rows[0] ? rowOf(res.rows[0]) : undefined;
+  }
+
+  private async *readBetween(session: string, fromSeq: number, toSeq: number): AsyncIterable<LogRecord> {
+    let next = fromSeq;
+    while (next <= toSeq) {
+      const res = await this.pool.query<{ seq: number; record: string }>(
+        `SELECT seq, record FROM reloop.records
+          WHERE session = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq LIMIT ${PAGE}`,
+        [session, next, Math.min(toSeq, 2_147_483_647)],
+      );
+      for (const r of res.rows) yield parseRecordLine(r.record, { session });
+      if (res.rows.length < PAGE) return;
+      next = res.rows[res.rows.length - 1]!.seq + 1;
+    }
+  }
+}
