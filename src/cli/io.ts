@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { type FileEventStore, openFileStore } from '../store/fileStore.ts';
+import { openStore as openStoreAt, type StoreLocation, storeLocation } from '../store/openStore.ts';
+import type { EventStore } from '../store/types.ts';
 
 /** Exit codes of every command: 0 success, 1 a failed check or run, 2 bad usage. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
@@ -30,15 +31,22 @@ export interface GlobalOptions {
   json?: boolean;
 }
 
-/** `--store`, else RELOOP_STORE, else ./.reloop — resolved against the current directory. */
-export function storeDir(opts: GlobalOptions): string {
-  return path.resolve(opts.store ?? process.env.RELOOP_STORE ?? '.reloop');
+/** `--store`, else RELOOP_STORE, else ./.reloop: a directory (resolved against the current one) or a postgres:// URL. */
+export function storeLocationOf(opts: GlobalOptions): StoreLocation {
+  return storeLocation(opts.store ?? process.env.RELOOP_STORE ?? '.reloop');
 }
 
-export async function openStore(opts: GlobalOptions): Promise<FileEventStore> {
-  const dir = storeDir(opts);
+/** The store directory, for commands that read files of a file store. */
+export function storeDir(opts: GlobalOptions): string {
+  const location = storeLocationOf(opts);
+  return location.kind === 'file' ? location.dir : path.resolve('.reloop');
+}
+
+export async function openStore(opts: GlobalOptions): Promise<EventStore> {
+  const location = storeLocationOf(opts);
+  const dir = location.kind === 'file' ? location.dir : location.url;
   try {
-    return await openFileStore(dir, {
+    return await openStoreAt(location, {
       // A person reads this: the warning's own sentence (it names the file and line), not its JSON.
       onWarning: (w) => process.stderr.write(`warning: ${typeof w === 'string' ? w : w.message}\n`),
     });
@@ -75,7 +83,7 @@ export function intOption(name: string, value: string | undefined): number | und
 /** Adds the options every command takes: `--store <dir>` and `--json`. */
 export function withCommonOptions(cmd: Command): Command {
   return cmd
-    .option('--store <dir>', 'store directory (default: $RELOOP_STORE or ./.reloop)')
+    .option('--store <dir|url>', 'store directory or postgres:// URL (default: $RELOOP_STORE or ./.reloop)')
     .option('--json', 'machine-readable output');
 }
 

@@ -6,6 +6,7 @@ import { registerPaths } from './commands/paths.ts';
 import { registerReplay } from './commands/replay.ts';
 import { registerRun } from './commands/run.ts';
 import { registerSessions } from './commands/sessions.ts';
+import { registerStore } from './commands/store.ts';
 import { registerViz } from './commands/viz.ts';
 import { CommandFailed, EXIT, err, UsageError } from './io.ts';
 
@@ -31,6 +32,7 @@ const commands: ((p: Command) => void)[] = [
   registerViz,
   registerCoverage,
   registerPaths,
+  registerStore,
 ];
 
 for (const register of commands) register(program);

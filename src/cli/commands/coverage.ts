@@ -16,6 +16,7 @@ import {
   out,
   printJson,
   storeDir,
+  storeLocationOf,
   UsageError,
   withCommonOptions,
 } from '../io.ts';
@@ -37,7 +38,8 @@ export function parseMin(value: string | undefined): number | undefined {
 async function collect(logs: string[], opts: CoverageOptions): Promise<CoverageDetail> {
   const useStore = logs.length === 0 || opts.store !== undefined;
   const dir = storeDir(opts);
-  if (useStore && !existsSync(dir)) throw new CommandFailed(`no store at ${dir}`);
+  const onDisk = storeLocationOf(opts).kind === 'file';
+  if (useStore && onDisk && !existsSync(dir)) throw new CommandFailed(`no store at ${dir}`);
   const store = useStore ? await openStore(opts) : undefined;
   try {
     const sources: AsyncIterable<LogRecord>[] = logs.map((f) => readLogFile(f));

@@ -12,7 +12,8 @@ import { ScriptedModelClient } from '../../model/scripted.ts';
 import type { ModelClient } from '../../model/types.ts';
 import type { RunSettings } from '../../runtime/config.ts';
 import { NothingToRunError, type RunResult, Session, type SessionOptions } from '../../runtime/session.ts';
-import type { FileEventStore } from '../../store/fileStore.ts';
+import { redactUrl } from '../../store/redactUrl.ts';
+import type { EventStore } from '../../store/types.ts';
 import { builtinTools } from '../../tools/builtin/index.ts';
 import {
   createPermissionPolicy,
@@ -29,7 +30,7 @@ import {
   out,
   printJson,
   selfCommand,
-  storeDir,
+  storeLocationOf,
   UsageError,
   withCommonOptions,
 } from '../io.ts';
@@ -108,7 +109,7 @@ export function registerRun(program: Command): void {
 
 /** Builds the session from the flags and runs it once; shared by `run` and the demo. */
 export async function runWith(
-  store: FileEventStore,
+  store: EventStore,
   prompt: string | null,
   opts: RunOptions,
   extra: Partial<SessionOptions> = {},
@@ -183,13 +184,15 @@ export async function runWith(
       `\n${status === 'completed' ? '✓' : '✗'} ${status} (${reason}) after ${turns} turns — ${usage.inputTokens} in / ${usage.outputTokens} out, $${usage.costUsd.toFixed(4)}`,
     );
     if (result.error) out(`  error: ${result.error}`);
-    out(`  log:    ${path.join(storeDir(opts), 'sessions', `${sessionId}.jsonl`)}`);
+    const where = storeLocationOf(opts);
+    const storeFlag = opts.store
+      ? ` --store ${where.kind === 'file' ? opts.store : redactUrl(opts.store)}`
+      : '';
     out(
-      `  replay: ${selfCommand()} replay ${sessionId} --verify${opts.store ? ` --store ${opts.store}` : ''}`,
+      `  log:    ${where.kind === 'file' ? path.join(where.dir, 'sessions', `${sessionId}.jsonl`) : `${selfCommand()} log ${sessionId}${storeFlag}`}`,
     );
-    out(
-      `  view:   ${selfCommand()} viz ${sessionId} --format html --out session.html${opts.store ? ` --store ${opts.store}` : ''}`,
-    );
+    out(`  replay: ${selfCommand()} replay ${sessionId} --verify${storeFlag}`);
+    out(`  view:   ${selfCommand()} viz ${sessionId} --format html --out session.html${storeFlag}`);
   }
   return result;
 }

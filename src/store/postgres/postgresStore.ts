@@ -3,6 +3,7 @@ import { updateCatalogRow } from '../catalogRow.ts';
 import { catalogSorted } from '../catalogSort.ts';
 import { ConcurrencyError, SessionNotFoundError } from '../errors.ts';
 import type { LogRecord } from '../records.ts';
+import { redactUrl } from '../redactUrl.ts';
 import type { AppendOptions, EventStore, ReadRange, SessionInfo, SessionJob } from '../types.ts';
 import { checkContiguous, parseRecordLine, validateRecord } from '../validate.ts';
 import { GroupCommitter, type PendingAppend } from './groupCommit.ts';
@@ -25,17 +26,6 @@ export interface PostgresStoreOptions {
   maxConnections?: number;
   /** Create or migrate the schema on open (default true); `reloop store init` does it explicitly. */
   migrate?: boolean;
-}
-
-/** The URL with its password masked, for messages. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return url.replace(/:[^:@/]*@/, ':***@');
-  }
 }
 
 /** Reads a whole range in pages of this many records: a long log never sits in memory twice. */
