@@ -47,6 +47,10 @@ export function describeRecord(r: LogRecord): string {
       return `${r.data.actor} failed: ${clip(r.data.message)}`;
     case 'abort.requested':
       return `abort requested${r.data.reason ? `: ${r.data.reason}` : ''}`;
+    case 'approval.requested':
+      return `approval requested for ${r.data.tool} ${clip(JSON.stringify(r.data.input), 70)} (${r.data.toolUseId})`;
+    case 'approval.decided':
+      return `approval ${r.data.decision === 'allow' ? 'granted' : 'denied'} for ${r.data.toolUseId} by ${r.data.by}${r.data.message ? `: ${clip(r.data.message, 60)}` : ''}`;
     case 'transition':
       return `${r.data.from} → ${r.data.to}  [${r.data.reason}]`;
     case 'run.ended':

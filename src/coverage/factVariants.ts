@@ -47,7 +47,20 @@ const batch = (appendedTokens: number, aborted = false): ToolBatchResult => ({
   aborted,
   appendedTokens,
 });
+const parkedBatch: ToolBatchResult = {
+  results: [],
+  aborted: false,
+  appendedTokens: 0,
+  parked: [{ toolUseId: 't', tool: 'needsApproval', input: {} }],
+};
 const request: ModelRequest = { model: 'synthetic', messages: [], tools: [], maxTokens: 1 };
+const resumingRequest: ModelRequest = {
+  ...request,
+  messages: [
+    { role: 'user', content: 'synthetic' },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'needsApproval', input: {} }] },
+  ],
+};
 const compacted: CompactResult = { messages: [], usage: ZERO, summary: 's', tokensBefore: 1, tokensAfter: 1 };
 const stop = (d: StopDecision) => d;
 
@@ -94,6 +107,16 @@ const apiError = (status: number, type: string, message: string) =>
  */
 export const FACT_VARIANTS: readonly FactVariant[] = [
   done('buildQuery', 'ok', request, { kind: 'live' }, 'the request is assembled'),
+  {
+    ...done(
+      'buildQuery',
+      'parkedBatch',
+      resumingRequest,
+      { kind: 'parkedBatch' },
+      'the history ends with a batch parked for approval (approved since)',
+    ),
+    firstStepOnly: true,
+  },
   failed(
     'buildQuery',
     'aborted',
@@ -215,6 +238,13 @@ export const FACT_VARIANTS: readonly FactVariant[] = [
     batch(10, true),
     { kind: 'tool', tool: 'interrupt' },
     'the session is aborted while a tool runs',
+  ),
+  done(
+    'runTools',
+    'parked',
+    parkedBatch,
+    { kind: 'tool', tool: 'needsApproval' },
+    'a call the policy asks about, and nobody attached to answer',
   ),
   failed(
     'runTools',

@@ -172,12 +172,14 @@ export function computeEdgePaths(opts: PathOptions = {}): PathReport {
   const catalog = edgeCatalog(machine);
   const byKey = new Map(catalog.map((e) => [e.key, e]));
   const start = initialSnapshot(machine, settings);
+  const searched = variants.filter((v) => !v.firstStepOnly);
   for (let depth = 8; ; depth *= 2) {
-    const search = shortestPaths({ machine, variants, settings, depth });
+    const search = shortestPaths({ machine, variants: searched, settings, depth });
     const best = new Map<string, FactVariant[]>();
     for (const p of search.paths) {
       if (p.state.status !== 'active') continue;
       for (const v of variants) {
+        if (v.firstStepOnly && p.steps.length > 0) continue;
         const edge = edgeTaken(machine, byKey, p.state, v.event);
         const have = edge && best.get(edge.key);
         if (edge && (!have || have.length > p.steps.length + 1)) best.set(edge.key, [...p.steps, v]);
@@ -208,7 +210,7 @@ export function completion(
   opts: Omit<PathOptions, 'maxDepth'> = {},
 ): { steps: FactVariant[]; edges: ChartEdge[] } {
   const machine = opts.machine ?? queryLoopMachine;
-  const variants = opts.variants ?? FACT_VARIANTS;
+  const variants = (opts.variants ?? FACT_VARIANTS).filter((v) => !v.firstStepOnly);
   const settings = opts.settings ?? TRAVERSAL_SETTINGS;
   const { end } = replaySteps(machine, path.steps, initialSnapshot(machine, settings));
   if (end.status !== 'active') return { steps: [], edges: [] };

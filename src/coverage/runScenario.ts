@@ -5,12 +5,13 @@ import { EFFECT_NAMES, type EffectHandlers } from '../machines/effects.ts';
 import { type QueryLoopMachine, queryLoopMachine } from '../machines/queryLoop.machine.ts';
 import { parseScript } from '../model/script.ts';
 import { ScriptedModelClient } from '../model/scripted.ts';
+import { decideApproval } from '../runtime/approvals.ts';
 import type { BudgetPolicy } from '../runtime/budget.ts';
 import { counterIds, seededRandom, VirtualClock } from '../runtime/determinism.ts';
-import { type RunResult, Session } from '../runtime/session.ts';
+import { type RunResult, Session, type SessionOptions } from '../runtime/session.ts';
 import type { LogRecord } from '../store/records.ts';
 import type { EventStore } from '../store/types.ts';
-import type { AnyTool, Tool } from '../tools/types.ts';
+import type { AnyTool, CanUseTool, Tool } from '../tools/types.ts';
 import { transitionKey } from '../viz/edgeCatalog.ts';
 import { type Scenario, scenarioName } from './scenarios.ts';
 import {
@@ -57,6 +58,8 @@ function testTools(ctl: Controls): AnyTool[] {
     tool('echo', async ({ text }) => ({ content: `echo: ${text}` })),
     // Twice the threshold in estimated tokens (4 characters a token): auto-compaction is due.
     tool('bigOutput', async () => ({ content: 'x'.repeat(TRAVERSAL_COMPACT_THRESHOLD * 8) })),
+    // The policy asks about this one (approvalPolicy): with nobody attached, the run parks.
+    tool('needsApproval', async ({ text }) => ({ content: `approved: ${text}` })),
     // The user hits Ctrl-C while this tool runs; it stops when the run's signal says so.
     tool('interrupt', async (_input, ctx) => {
       ctl.abort();
@@ -124,30 +127,69 @@ export async function runScenario(s: Scenario, opts: RunScenarioOptions): Promis
     problems: [],
   };
   const client = new ScriptedModelClient(parseScript({ turns: s.script }), { requestAbort: ctl.abort });
-  session = await Session.create({
+  const ids = counterIds(opts.idPrefix);
+  const common = {
     store: opts.store,
-    model: client,
     tools: testTools(ctl),
+    canUseTool: approvalPolicy,
     stopHooks: [stopHook(ctl)],
     budgetPolicy: budgetPolicy(ctl),
     settings: TRAVERSAL_SETTINGS,
     clock: new VirtualClock(),
     random: seededRandom(7),
-    ids: counterIds(opts.idPrefix),
+    ids,
     cwd: process.cwd(),
-    title: scenarioName(s),
     machine: opts.machine ?? queryLoopMachine,
-    interposeEffects: driveEffects(s, ctl),
-  });
-  const result = await session.submit('Fix the failing test.');
+  } satisfies Partial<SessionOptions>;
+  const scenario = { ...common, model: client, interposeEffects: driveEffects(s, ctl) };
+  let result: RunResult;
+  if (s.schedule.buildQuery[0]?.kind === 'parkedBatch') {
+    const parked = await parkedSession(common, scenarioName(s));
+    session = await Session.open(parked, scenario);
+    result = await session.submit();
+  } else {
+    session = await Session.create({ ...scenario, title: scenarioName(s) });
+    result = await session.submit('Fix the failing test.');
+  }
   const records: LogRecord[] = [];
-  for await (const r of opts.store.read(session.id)) records.push(r);
+  // Only the scenario's run (and the session's own records): a parked session's first run is set-up.
+  for await (const r of opts.store.read(session.id))
+    if (r.run === null || r.run === result.runId) records.push(r);
   if (client.consumed !== s.script.length) {
     ctl.problems.push(
       `the model was asked ${client.consumed} times; the script has ${s.script.length} turns`,
     );
   }
   return { sessionId: session.id, result, records, problems: [...ctl.problems, ...compare(s, records)] };
+}
+
+/** The `needsApproval` test tool asks; every other call is allowed. */
+const approvalPolicy: CanUseTool = (req) =>
+  req.tool.name === 'needsApproval'
+    ? { behavior: 'ask', message: 'coverage: needs approval', by: 'coverage policy' }
+    : { behavior: 'allow', by: 'coverage policy' };
+
+/**
+ * A session parked on an approved batch, for a scenario that starts by resuming one: its first
+ * run asks for `needsApproval`, nobody is attached, it parks; then the call is approved.
+ */
+async function parkedSession(common: Omit<SessionOptions, 'model'>, title: string): Promise<string> {
+  const setup = new ScriptedModelClient(
+    parseScript({
+      turns: [
+        {
+          content: [{ type: 'tool_use', id: 'toolu_0', name: 'needsApproval', input: { text: 'call 0' } }],
+          stop_reason: 'tool_use',
+          for: 'turn',
+        },
+      ],
+    }),
+  );
+  const first = await Session.create({ ...common, model: setup, title });
+  const parked = await first.submit('Fix the failing test.');
+  if (parked.reason !== 'awaiting_approval') throw new Error(`set-up run ended ${parked.reason}, not parked`);
+  await decideApproval(common.store, first.id, 'toolu_0', { allow: true, by: 'coverage driver' });
+  return first.id;
 }
 
 /** The logged transitions, as catalog keys. */

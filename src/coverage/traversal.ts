@@ -16,7 +16,7 @@ import { type RunSettings, resolveRunConfig } from '../runtime/config.ts';
 export type ActorId = EffectName;
 
 /** The test tools a scenario's tool_use may call (see runScenario.ts). */
-export type TestToolName = 'echo' | 'bigOutput' | 'interrupt';
+export type TestToolName = 'echo' | 'bigOutput' | 'interrupt' | 'needsApproval';
 export type StopAnswer = 'allow' | 'block' | 'prevent' | 'budgetContinue';
 /** One raw entry of a scripted-model script (validated by parseScript when a scenario is built). */
 export type ScriptEntry = Record<string, unknown>;
@@ -33,7 +33,12 @@ export type Driver =
   /** The session is aborted just as the actor starts: the live actor meets a real abort. */
   | { kind: 'abortAtStart' }
   /** For this invocation the actor is replaced by one that throws (a bug, a broken plug-in). */
-  | { kind: 'brokenActor' };
+  | { kind: 'brokenActor' }
+  /**
+   * The session starts parked on an approved batch: a first run parks on a `needsApproval`
+   * call, the approval is given, and the scenario's run resumes it.
+   */
+  | { kind: 'parkedBatch' };
 
 export interface FactVariant {
   /** `<actor>.<name>`: how paths, scenarios and the CLI name a step. */
@@ -43,6 +48,11 @@ export interface FactVariant {
   event: AnyEventObject;
   driver: Driver | null;
   doc: string;
+  /**
+   * Only ever the first step of a path (a fact about how a run starts): the breadth-first search
+   * never goes through it, so it reaches its own edges without shortening every other path.
+   */
+  firstStepOnly?: boolean;
 }
 
 // ---- The traversal configuration: small limits keep the state space finite and paths short.

@@ -86,6 +86,19 @@ export interface ToolBatchResult {
   aborted: boolean;
   /** Estimated tokens the results add to the context. */
   appendedTokens: number;
+  /**
+   * Calls waiting for an approval nobody attached can give: nothing in the batch ran, and the
+   * run parks (awaiting_approval). Absent or empty otherwise.
+   */
+  parked?: ParkedCall[];
+}
+
+/** A tool call the batch parked on: what the approver is asked about. */
+export interface ParkedCall {
+  toolUseId: string;
+  tool: string;
+  input: unknown;
+  message?: string;
 }
 
 export interface CompactInput {

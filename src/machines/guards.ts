@@ -1,6 +1,6 @@
 import type { AnyEventObject } from 'xstate';
-import { hasToolUse } from '../model/messages.ts';
-import type { ModelFailure, ModelResponse } from '../model/types.ts';
+import { hasToolUse, toolUsesOf } from '../model/messages.ts';
+import type { ModelFailure, ModelRequest, ModelResponse } from '../model/types.ts';
 import type { ActorFailure, RunContext, StopDecision, ToolBatchResult } from './context.ts';
 
 /**
@@ -21,6 +21,17 @@ export function failure(e: AnyEventObject): ModelFailure | ActorFailure | null {
 }
 
 export const isAborted = ({ event }: Args) => failure(event)?.kind === 'aborted';
+
+// ---- building: the request was built
+/**
+ * The history ends with tool calls that have no results: a batch parked for approval, which a
+ * resumed run runs before anything is asked of the model. Read from the built request (its
+ * messages are the history), so the fact is the effect's answer, like every other guard's.
+ */
+export const resumesToolBatch = ({ event }: Args) => {
+  const last = (event.output as ModelRequest).messages.at(-1);
+  return last?.role === 'assistant' && toolUsesOf(last.content).length > 0;
+};
 /** The effect itself broke (not the model): e.g. the log could not be written before the request. */
 export const effectBroken = ({ event }: Args) => failure(event)?.kind === 'failed';
 
@@ -83,6 +94,7 @@ export const canRetryTransport = ({ context, event }: Args) =>
 
 // ---- dispatchingTools: the batch finished
 export const toolsAborted = ({ event }: Args) => toolBatch(event).aborted;
+export const toolsParked = ({ event }: Args) => (toolBatch(event).parked?.length ?? 0) > 0;
 
 export const maxTurnsReached = ({ context }: Args) => context.turn + 1 > context.config.maxTurns;
 

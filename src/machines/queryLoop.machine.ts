@@ -42,11 +42,10 @@ export const queryLoopMachine = queryLoopSetup.createMachine(
       building: {
         entry: { type: 'perform', params: 'buildQuery' },
         on: {
-          'xstate.done.actor.buildQuery': {
-            target: 'requesting',
-            actions: 'takeRequest',
-            meta: r('query_built'),
-          },
+          'xstate.done.actor.buildQuery': [
+            { guard: 'resumesToolBatch', target: 'dispatchingTools', meta: r('tool_batch_resumed') },
+            { target: 'requesting', actions: 'takeRequest', meta: r('query_built') },
+          ],
           'xstate.error.actor.buildQuery': [
             { guard: 'isAborted', target: 'aborted', meta: r('aborted') },
             { target: 'failed', actions: 'noteError', meta: r('runtime_error') },
@@ -197,6 +196,8 @@ export const queryLoopMachine = queryLoopSetup.createMachine(
         on: {
           'xstate.done.actor.runTools': [
             { guard: 'toolsAborted', target: 'aborted', actions: 'appendToolResults', meta: r('aborted') },
+            // Nothing ran: the history keeps its open tool calls, which the resumed run runs.
+            { guard: 'toolsParked', target: 'awaitingApproval', meta: r('awaiting_approval') },
             {
               guard: 'maxTurnsReached',
               target: 'failed',
@@ -294,6 +295,8 @@ export const queryLoopMachine = queryLoopSetup.createMachine(
       completed: { type: 'final' },
       failed: { type: 'final' },
       aborted: { type: 'final' },
+      /** The run parked on an approval: the session rests here until it is answered and resumed. */
+      awaitingApproval: { type: 'final' },
     },
   }),
 );

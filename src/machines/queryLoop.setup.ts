@@ -101,6 +101,8 @@ export const queryLoopSetup = setup({
     shouldFallBack: g.shouldFallBack,
     canRetryTransport: g.canRetryTransport,
     toolsAborted: g.toolsAborted,
+    toolsParked: g.toolsParked,
+    resumesToolBatch: g.resumesToolBatch,
     maxTurnsReached: g.maxTurnsReached,
     needsAutoCompact: g.needsAutoCompact,
     compactionWasReactive: g.compactionWasReactive,

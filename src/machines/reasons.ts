@@ -31,6 +31,8 @@ export const REASON_DOCS = {
   runtime_error:
     'an effect of the runtime itself failed unexpectedly (a bug, a broken plug-in, or a log that cannot be written)',
   aborted: 'the run was aborted (AbortSignal); every tool_use got a tool_result',
+  awaiting_approval:
+    'a tool call needs approval and nobody is attached to answer: the run parks (status paused) until it is approved or denied and resumed',
   // Intra-turn reasons: steps inside one turn.
   query_built: 'the request was assembled from the history: send it',
   tool_use_requested: 'the response holds tool_use blocks (content decides, whatever stop_reason says)',
@@ -38,6 +40,8 @@ export const REASON_DOCS = {
   backoff_elapsed: 'the backoff wait is over: send the same request again',
   compacted: 'compaction replaced the history with a summary: rebuild the query',
   compaction_failed: 'auto-compaction failed: go on uncompacted (three failures in a row open the breaker)',
+  tool_batch_resumed:
+    'the history ends with tool calls that have no results (a batch parked for approval): run them, no model call',
 } as const;
 
 export type TransitionReason = keyof typeof REASON_DOCS;
@@ -70,7 +74,8 @@ export const TERMINAL_STATUS = {
   stop_hook_block_limit: 'failed',
   runtime_error: 'failed',
   aborted: 'aborted',
-} as const satisfies Partial<Record<TransitionReason, 'completed' | 'failed' | 'aborted'>>;
+  awaiting_approval: 'paused',
+} as const satisfies Partial<Record<TransitionReason, 'completed' | 'failed' | 'aborted' | 'paused'>>;
 
 export type TerminalReason = keyof typeof TERMINAL_STATUS;
 
@@ -81,6 +86,7 @@ export const INTRA_TURN_REASONS = [
   'backoff_elapsed',
   'compacted',
   'compaction_failed',
+  'tool_batch_resumed',
 ] as const satisfies readonly TransitionReason[];
 
 /**

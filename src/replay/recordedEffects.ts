@@ -87,6 +87,8 @@ export function recordedEffects(src: FactSource): EffectHandlers {
 
     runTools: replayed('runTools', async (input: RunToolsInput, { i, slice }): Promise<ToolBatchResult> => {
       if (!slice) return never(src);
+      const parked = slice.flatMap((r) => (r.type === 'approval.requested' ? [r.data] : []));
+      if (parked.length > 0) return { results: [], aborted: false, appendedTokens: 0, parked };
       const byId = new Map<string, Extract<LogRecord, { type: 'tool.finished' }>>();
       for (const r of slice) if (r.type === 'tool.finished') byId.set(r.data.toolUseId, r);
       const results: ToolResultBlock[] = [];

@@ -15,7 +15,7 @@ export interface MachineObserver {
 }
 
 export interface DriveOutcome {
-  final: 'completed' | 'failed' | 'aborted';
+  final: 'completed' | 'failed' | 'aborted' | 'awaitingApproval';
   reason: string;
   context: RunContext;
   error: string | null;

@@ -1,3 +1,4 @@
+export * from './approvals.ts';
 export * from './backoff.ts';
 export * from './budget.ts';
 export * from './config.ts';

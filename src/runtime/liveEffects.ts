@@ -39,6 +39,8 @@ export interface LiveDeps {
   registry: ToolRegistry;
   canUseTool: CanUseTool;
   askUser?: AskUser;
+  /** An `ask` nobody is attached to answer parks the run (durable approval) instead of denying. */
+  parkOnAsk: boolean;
   toolHooks?: ToolHooks;
   stopHooks: readonly StopHook[];
   budgetPolicy?: BudgetPolicy;
@@ -146,6 +148,13 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
           },
           canUseTool: d.canUseTool,
           askUser: d.askUser,
+          approvals: {
+            park: d.parkOnAsk,
+            decision: (toolUseId) => {
+              const answer = d.writer.state.approvals.get(toolUseId)?.decision;
+              return answer ? { allow: answer.allow, by: answer.by, message: answer.message } : undefined;
+            },
+          },
           hooks: d.toolHooks,
           defaultTimeoutMs: d.toolTimeoutMs,
         },
@@ -169,6 +178,9 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
             }),
         },
       );
+      for (const p of batch.parked) rec('approval.requested', p);
+      if (batch.parked.length > 0)
+        return { results: [], aborted: false, appendedTokens: 0, parked: batch.parked };
       return {
         results: batch.results,
         aborted: batch.aborted,

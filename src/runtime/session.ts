@@ -12,6 +12,7 @@ import type { EventStore } from '../store/types.ts';
 import { runToolBatch } from '../tools/orchestrator.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import type { AnyTool, AskUser, CanUseTool, ToolHooks } from '../tools/types.ts';
+import { AwaitingApprovalError, parkedCalls } from './approvals.ts';
 import type { BackoffPolicy } from './backoff.ts';
 import type { BudgetPolicy } from './budget.ts';
 import { type RunSettings, resolveRunConfig } from './config.ts';
@@ -35,6 +36,11 @@ export interface SessionOptions {
   /** Permission policy; default allows every call. */
   canUseTool?: CanUseTool;
   askUser?: AskUser;
+  /**
+   * What a policy's `ask` becomes when there is no `askUser` to answer it: `park` (default) ends
+   * the run `paused` / awaiting_approval until `approve`/`deny` and a resume; `deny` denies it.
+   */
+  unattendedAsk?: 'park' | 'deny';
   toolHooks?: ToolHooks;
   stopHooks?: readonly StopHook[];
   budgetPolicy?: BudgetPolicy;
@@ -168,6 +174,14 @@ export class Session {
       if ((prompt ?? null) === null && this.state.messages.length === 0) {
         throw new NothingToRunError(this.id);
       }
+      // A parked batch's open tool calls need their results before anything else is said.
+      const waiting = parkedCalls(this.state);
+      if ((prompt ?? null) !== null && waiting.length > 0) {
+        throw new AwaitingApprovalError(
+          this.id,
+          waiting.map((a) => a.toolUseId),
+        );
+      }
       return await this.run(prompt ?? null, controller.signal, plan);
     } finally {
       options.signal?.removeEventListener('abort', onOuterAbort);
@@ -182,6 +196,8 @@ export class Session {
   ) {
     const config = resolveRunConfig(this.opts.settings);
     const runId = (this.opts.ids ?? nanoidIds)('run');
+    // A batch parked for approval is resumed as it is: the chart runs it (tool_batch_resumed).
+    const parked = parkedCalls(this.state).length > 0;
     this.rec(runId, 'run.started', {
       config,
       ...(resumed ? { resumedFrom: resumed.runId } : {}),
@@ -197,7 +213,7 @@ export class Session {
     if (prompt !== null) {
       const message: Message = typeof prompt === 'string' ? { role: 'user', content: prompt } : prompt;
       this.rec(runId, 'user.message', { message });
-    } else if (last?.role === 'assistant') {
+    } else if (last?.role === 'assistant' && !parked) {
       // The model had already answered; a request ending on its own message would be a prefill.
       this.rec(runId, 'user.message', { message: { role: 'user', content: 'Continue where you left off.' } });
     }
@@ -209,6 +225,7 @@ export class Session {
       registry: this.registry,
       canUseTool: this.opts.canUseTool ?? allowAll,
       askUser: this.opts.askUser,
+      parkOnAsk: (this.opts.unattendedAsk ?? 'park') === 'park',
       toolHooks: this.opts.toolHooks,
       stopHooks: this.opts.stopHooks ?? [],
       budgetPolicy: this.opts.budgetPolicy,

@@ -5,7 +5,7 @@ import { EMPTY_MAP, type RunSummary, type SessionState } from './sessionState.ts
 
 /**
  * A copy of `s` at a new position. Every field is listed, in `emptySessionState`'s order, so
- * every state shares one hidden class and the copy is a straight store of 19 fields: a
+ * every state shares one hidden class and the copy is a straight store of 20 fields: a
  * `{ ...state }` spread of this many keys costs V8 ~1 µs (bench/micro/evolve.ts). The type
  * makes a new SessionState field a compile error here.
  */
@@ -30,6 +30,7 @@ function copyState(s: SessionState, lastSeq: number, lastAt: number): SessionSta
     autoCompactFailures: s.autoCompactFailures,
     compactions: s.compactions,
     transitions: s.transitions,
+    approvals: s.approvals,
   };
 }
 
@@ -147,6 +148,35 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
         for (const f of facts) next[f.path] = { ...f, seq: record.seq };
         s.filesRead = next;
       }
+      return s;
+    }
+    case 'approval.requested': {
+      const known = s.approvals.get(record.data.toolUseId);
+      if (known && !known.decision) return s;
+      s.approvals = withEntry(s.approvals, record.data.toolUseId, {
+        toolUseId: record.data.toolUseId,
+        tool: record.data.tool,
+        input: record.data.input,
+        message: record.data.message,
+        seq: record.seq,
+        at: record.at,
+        decision: null,
+      });
+      return s;
+    }
+    case 'approval.decided': {
+      const asked = s.approvals.get(record.data.toolUseId);
+      if (!asked) return s;
+      s.approvals = withEntry(s.approvals, record.data.toolUseId, {
+        ...asked,
+        decision: {
+          allow: record.data.decision === 'allow',
+          by: record.data.by,
+          message: record.data.message,
+          seq: record.seq,
+          at: record.at,
+        },
+      });
       return s;
     }
     case 'permission.decided':

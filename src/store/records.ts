@@ -6,11 +6,13 @@ import { ModelFailureSchema, ModelResponseSchema } from '../model/types.ts';
  * The log format. One stream per session; every record is `{ v, seq, at, session, run, type, data }`.
  * Version history (one line each; readers accept every version in SUPPORTED_SCHEMA_VERSIONS):
  *   1 — first format.
+ *   2 — approval.requested / approval.decided records and run status `paused` (durable approvals).
  */
 export const CURRENT_SCHEMA_VERSION = 1;
 export const SUPPORTED_SCHEMA_VERSIONS: readonly number[] = [1];
 
-export const RunStatusSchema = z.enum(['completed', 'failed', 'aborted']);
+/** `paused`: the run stopped to wait for an approval (awaiting_approval); resuming continues it. */
+export const RunStatusSchema = z.enum(['completed', 'failed', 'aborted', 'paused']);
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 
 const ToolResultPayloadSchema = z.object({
@@ -127,6 +129,20 @@ export const RecordDataSchemas = {
     z.object({ ok: z.literal(false), mode: z.enum(['auto', 'reactive']), error: z.string() }),
   ]),
   'abort.requested': z.object({ reason: z.string().optional() }),
+  /** A tool call the policy says to ask about, with nobody attached to answer: the run parks on it. */
+  'approval.requested': z.object({
+    toolUseId: z.string(),
+    tool: z.string(),
+    input: z.unknown(),
+    message: z.string().optional(),
+  }),
+  /** Someone's answer to an approval request (`reloop approve|deny`), appended between runs. */
+  'approval.decided': z.object({
+    toolUseId: z.string(),
+    decision: z.enum(['allow', 'deny']),
+    by: z.string(),
+    message: z.string().optional(),
+  }),
   /** An effect of the runtime failed unexpectedly (not a model error, not an abort): the fact replay needs for runtime_error. */
   'actor.failed': z.object({ actor: z.string(), message: z.string() }),
   transition: z.object({ from: z.string(), to: z.string(), trigger: z.string(), reason: z.string() }),
@@ -173,6 +189,8 @@ export const LogRecordSchema = z.discriminatedUnion('type', [
   recordSchema('hook.decided'),
   recordSchema('compaction.finished'),
   recordSchema('abort.requested'),
+  recordSchema('approval.requested'),
+  recordSchema('approval.decided'),
   recordSchema('actor.failed'),
   recordSchema('transition'),
   recordSchema('run.ended'),

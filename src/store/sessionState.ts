@@ -32,6 +32,18 @@ export interface FileReadEntry {
   seq: number;
 }
 
+/** A tool call parked for approval (approval.requested), and the answer once someone gave it. */
+export interface ApprovalEntry {
+  toolUseId: string;
+  tool: string;
+  input: unknown;
+  message: string | undefined;
+  /** Seq and time of the first request (a resumed run that parks again asks again). */
+  seq: number;
+  at: number;
+  decision: { allow: boolean; by: string; message: string | undefined; seq: number; at: number } | null;
+}
+
 /** A tool that started and has not finished: after a crash it may or may not have run. */
 export interface InFlightTool {
   toolUseId: string;
@@ -66,6 +78,8 @@ export interface SessionState {
   autoCompactFailures: number;
   compactions: number;
   transitions: number;
+  /** Approval requests by toolUseId, answered or not. */
+  approvals: ReadonlyMap<string, ApprovalEntry>;
 }
 
 /** The shared empty map of a fresh state (typed read-only: nothing may add to it). */
@@ -92,5 +106,6 @@ export function emptySessionState(): SessionState {
     autoCompactFailures: 0,
     compactions: 0,
     transitions: 0,
+    approvals: EMPTY_MAP,
   };
 }

@@ -66,6 +66,24 @@ export interface BatchObserver {
   onFinished(report: ToolCallReport): void;
 }
 
+/**
+ * Durable approvals: an answer already given for a call (`reloop approve|deny`), looked up when
+ * the policy says `ask`; and whether an `ask` nobody can answer parks the batch instead of
+ * denying it.
+ */
+export interface ApprovalSource {
+  decision(toolUseId: string): { allow: boolean; by: string; message?: string } | undefined;
+  park: boolean;
+}
+
+/** A call the batch parked on, waiting for an approval. */
+export interface ParkedToolCall {
+  toolUseId: string;
+  tool: string;
+  input: unknown;
+  message?: string;
+}
+
 export interface BatchOptions {
   registry: ToolRegistry;
   toolUses: readonly ToolUseBlock[];
@@ -75,6 +93,7 @@ export interface BatchOptions {
   canUseTool: CanUseTool;
   /** Absent in non-interactive runs: `ask` then resolves to deny, and the denial is recorded. */
   askUser?: AskUser;
+  approvals?: ApprovalSource;
   hooks?: ToolHooks;
   defaultTimeoutMs?: number;
   maxConcurrency?: number;
@@ -85,6 +104,8 @@ export interface BatchResult {
   results: ToolResultBlock[];
   aborted: boolean;
   reports: ToolCallReport[];
+  /** Non-empty when the batch parked: then nothing ran and `results` is empty. */
+  parked: ParkedToolCall[];
 }
 
 interface Planned {
@@ -107,12 +128,16 @@ export async function runToolBatch(opts: BatchOptions, observer: BatchObserver):
   const reports: (ToolCallReport | undefined)[] = new Array(opts.toolUses.length);
 
   const planned: Planned[] = [];
+  const parked: ParkedToolCall[] = [];
   for (const [index, use] of opts.toolUses.entries()) {
     if (opts.signal.aborted) break;
     const p = await admit(opts, observer, index, use, now);
     if ('outcome' in p) finish(reports, observer, p);
+    else if ('parked' in p) parked.push(p.parked);
     else planned.push(p);
   }
+  // Every call is admitted first, so one park asks about all of them at once; nothing runs.
+  if (parked.length > 0 && !opts.signal.aborted) return { results: [], aborted: false, reports: [], parked };
 
   if (!opts.signal.aborted && planned.length > 0) {
     await observer.beforeRun(
@@ -159,6 +184,7 @@ export async function runToolBatch(opts: BatchOptions, observer: BatchObserver):
     }),
     aborted: opts.signal.aborted,
     reports: done,
+    parked: [],
   };
 }
 
@@ -220,7 +246,7 @@ async function admit(
   index: number,
   use: ToolUseBlock,
   now: () => number,
-): Promise<Planned | ToolCallReport> {
+): Promise<Planned | ToolCallReport | { parked: ParkedToolCall }> {
   const tool = opts.registry.get(use.name);
   if (!tool) {
     return failed(
@@ -271,8 +297,18 @@ async function admit(
     : await opts.canUseTool(permissionRequest(tool, input, use, opts.cwd));
   let resolved: 'allow' | 'deny' = decided.behavior === 'allow' ? 'allow' : 'deny';
   let by = decided.by ?? 'canUseTool';
-  const message = decided.behavior === 'allow' ? undefined : decided.message;
-  if (decided.behavior === 'ask') {
+  let message = decided.behavior === 'allow' ? undefined : decided.message;
+  const answered = decided.behavior === 'ask' ? opts.approvals?.decision(use.id) : undefined;
+  if (answered) {
+    resolved = answered.allow ? 'allow' : 'deny';
+    by = answered.by;
+    message = answered.message;
+  } else if (decided.behavior === 'ask') {
+    if (!opts.askUser && opts.approvals?.park) {
+      return {
+        parked: { toolUseId: use.id, tool: tool.name, input, ...(message ? { message } : {}) },
+      };
+    }
     if (opts.askUser) {
       resolved = (await opts.askUser(permissionRequest(tool, input, use, opts.cwd), decided.message))
         ? 'allow'
@@ -292,7 +328,7 @@ async function admit(
   });
   if (resolved === 'deny') {
     const why =
-      decided.behavior === 'ask' && !opts.askUser
+      decided.behavior === 'ask' && !opts.askUser && !answered
         ? `Permission to use ${tool.name} needs approval, and this run cannot ask anyone (non-interactive)`
         : `Permission to use ${tool.name} was denied${message ? `: ${message}` : ''}`;
     return failed(index, use, 'denied', why);

@@ -68,6 +68,10 @@ export function recordNote(r: LogRecord): string {
         : clip(`${r.data.mode} compaction failed: ${r.data.error}`);
     case 'abort.requested':
       return clip(`abort${r.data.reason ? `: ${r.data.reason}` : ''}`);
+    case 'approval.requested':
+      return clip(`approval asked for ${r.data.tool} ${json(r.data.input)}`);
+    case 'approval.decided':
+      return clip(`${r.data.decision} by ${r.data.by}${r.data.message ? ` (${r.data.message})` : ''}`);
     case 'actor.failed':
       return clip(`${r.data.actor} failed: ${r.data.message}`);
     case 'transition':

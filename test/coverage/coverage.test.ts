@@ -179,7 +179,7 @@ describe('reloop coverage / reloop paths', () => {
       expect(r.code).toBe(0);
       const paths = JSON.parse(r.stdout) as { edge: { reason: string }; steps: string[]; reason: string }[];
       expect(paths.length).toBe(edgeCatalog().length);
-      expect(paths[0]).toEqual({
+      expect(paths.find((p) => p.reason === 'query_built')).toEqual({
         edge: {
           from: 'building',
           event: 'xstate.done.actor.buildQuery',
@@ -190,6 +190,7 @@ describe('reloop coverage / reloop paths', () => {
         steps: ['buildQuery.ok'],
         reason: 'query_built',
       });
+      expect(paths.find((p) => p.reason === 'tool_batch_resumed')?.steps).toEqual(['buildQuery.parkedBatch']);
     },
     CLI_TIMEOUT,
   );

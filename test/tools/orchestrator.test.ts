@@ -643,6 +643,8 @@ describe('permissions through a session', () => {
           if (text === 'ask me') return { behavior: 'ask', message: 'sure?' };
           return { behavior: 'allow' };
         },
+        // The pre-approvals behaviour: an ask nobody can answer is denied (the default parks).
+        unattendedAsk: 'deny',
       },
     );
     const res = await h.session.submit('go');

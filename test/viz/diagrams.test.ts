@@ -121,6 +121,7 @@ describe('DOT', () => {
       'completed',
       'failed',
       'aborted',
+      'awaitingApproval',
     ]);
   });
 

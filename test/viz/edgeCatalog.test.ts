@@ -22,7 +22,12 @@ describe('the edge catalog of the query-loop chart', () => {
       edges.find((e) => e.id === 'awaitingStopHook --[xstate.done.actor.stopChecks]--> completed'),
     ).toMatchObject({ guard: null, reason: 'completed' });
     expect(chart.initial).toBe('building');
-    expect(chart.states.filter((s) => s.final).map((s) => s.id)).toEqual(['completed', 'failed', 'aborted']);
+    expect(chart.states.filter((s) => s.final).map((s) => s.id)).toEqual([
+      'completed',
+      'failed',
+      'aborted',
+      'awaitingApproval',
+    ]);
   });
 
   it('has no problems: every edge has a documented reason, every state has edges, ids are unique', () => {

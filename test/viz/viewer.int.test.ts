@@ -70,6 +70,7 @@ describe.skipIf(missing)(
       );
       expect(states.sort()).toEqual([
         'aborted',
+        'awaitingApproval',
         'awaitingStopHook',
         'building',
         'compacting',
