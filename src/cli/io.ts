@@ -3,8 +3,8 @@ import type { Command } from 'commander';
 import { openStore as openStoreAt, type StoreLocation, storeLocation } from '../store/openStore.ts';
 import type { EventStore } from '../store/types.ts';
 
-/** Exit codes of every command: 0 success, 1 a failed check or run, 2 bad usage. */
-export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+/** Exit codes of every command: 0 success, 1 a failed check or run, 2 bad usage, 3 a run paused for an approval. */
+export const EXIT = { ok: 0, failed: 1, usage: 2, paused: 3 } as const;
 
 export class UsageError extends Error {
   readonly code = 'USAGE';

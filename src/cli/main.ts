@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { registerApprovals } from './commands/approvals.ts';
 import { registerCoverage } from './commands/coverage.ts';
 import { registerFork } from './commands/fork.ts';
 import { registerLog } from './commands/log.ts';
@@ -7,7 +8,9 @@ import { registerReplay } from './commands/replay.ts';
 import { registerRun } from './commands/run.ts';
 import { registerSessions } from './commands/sessions.ts';
 import { registerStore } from './commands/store.ts';
+import { registerSubmit } from './commands/submit.ts';
 import { registerViz } from './commands/viz.ts';
+import { registerWorker } from './commands/worker.ts';
 import { CommandFailed, EXIT, err, UsageError } from './io.ts';
 
 /**
@@ -33,6 +36,9 @@ const commands: ((p: Command) => void)[] = [
   registerCoverage,
   registerPaths,
   registerStore,
+  registerSubmit,
+  registerWorker,
+  registerApprovals,
 ];
 
 for (const register of commands) register(program);

@@ -16,6 +16,11 @@ export interface ScriptedClientOptions {
   requestAbort?: () => void;
   /** Cost of a response (the price table); default 0. */
   costOf?: (model: string, usage: Omit<Usage, 'costUsd'>) => number | null;
+  /**
+   * Entries already answered (0-based index of the first one to use): a session resumed in
+   * another process (a worker taking over) goes on where its log says the script got to.
+   */
+  startAt?: number;
 }
 
 /**
@@ -31,7 +36,9 @@ export class ScriptedModelClient implements ModelClient {
   constructor(
     private readonly script: Script,
     private readonly options: ScriptedClientOptions = {},
-  ) {}
+  ) {
+    this.next = options.startAt ?? 0;
+  }
 
   get consumed(): number {
     return this.next;

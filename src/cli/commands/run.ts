@@ -10,6 +10,7 @@ import { costOf, priceOf } from '../../model/pricing.ts';
 import { parseScriptText } from '../../model/script.ts';
 import { ScriptedModelClient } from '../../model/scripted.ts';
 import type { ModelClient } from '../../model/types.ts';
+import { AwaitingApprovalError, pendingApprovals } from '../../runtime/approvals.ts';
 import type { RunSettings } from '../../runtime/config.ts';
 import { NothingToRunError, type RunResult, Session, type SessionOptions } from '../../runtime/session.ts';
 import { redactUrl } from '../../store/redactUrl.ts';
@@ -35,6 +36,7 @@ import {
   withCommonOptions,
 } from '../io.ts';
 import { liveOutput } from '../liveOutput.ts';
+import { withRunFlags } from '../runFlags.ts';
 
 export interface RunOptions extends GlobalOptions {
   model?: string;
@@ -52,33 +54,14 @@ export interface RunOptions extends GlobalOptions {
   demo?: boolean;
 }
 
-const collect = (v: string, prev: string[]) => [...prev, v];
-
 export function registerRun(program: Command): void {
   withCommonOptions(
-    program
-      .command('run [prompt]')
-      .description('run the agent loop once on a prompt (Anthropic model, a script, or the offline demo)')
-      .option(
-        '--model <name>',
-        'Anthropic model name (needs ANTHROPIC_API_KEY; ANTHROPIC_BASE_URL is honoured)',
-      )
-      .option('--script <file>', 'answer from a JSON script instead of a model (see docs/script-format.md)')
+    withRunFlags(
+      program
+        .command('run [prompt]')
+        .description('run the agent loop once on a prompt (Anthropic model, a script, or the offline demo)'),
+    )
       .option('--demo', 'offline demo: fix a failing test in a scratch copy of a tiny project')
-      .option('--cwd <dir>', 'working directory of the tools (default: current directory)')
-      .option('--max-turns <n>', 'tool rounds before the run stops (max_turns_reached)')
-      .option('--max-budget-usd <usd>', 'stop when the run has cost more than this (budget_exhausted)')
-      .option('--permission-mode <mode>', 'default | acceptEdits | bypassPermissions | plan', 'default')
-      .option(
-        '--allow <rule>',
-        'allow rule, e.g. "Bash(npm test:*)" or "Edit(src/**)" (repeatable)',
-        collect,
-        [],
-      )
-      .option('--deny <rule>', 'deny rule (repeatable)', collect, [])
-      .option('--stop-hook <command>', 'command run when the model wants to stop (repeatable)', collect, [])
-      .option('--settings <file>', 'Claude-Code-style settings JSON with hooks (PreToolUse, Stop)')
-      .option('--fallback-model <name>', 'model to switch to after repeated overloads (529)')
       .option('--resume <session>', 'continue a session (after a crash the interrupted run is closed first)'),
   ).action(async (prompt: string | undefined, opts: RunOptions) => {
     if (opts.demo) {
@@ -90,7 +73,7 @@ export function registerRun(program: Command): void {
       // Checked before the demo copies its project, so bad usage leaves nothing behind.
       checkRunFlags({ ...opts, script: 'demo' });
       const result = await runDemo(opts);
-      process.exitCode = result.status === 'completed' ? EXIT.ok : EXIT.failed;
+      process.exitCode = exitCodeOf(result.status);
       return;
     }
     if (!prompt && !opts.resume)
@@ -100,11 +83,16 @@ export function registerRun(program: Command): void {
     const store = await openStore(opts);
     try {
       const result = await runWith(store, prompt ?? null, opts);
-      process.exitCode = result.status === 'completed' ? EXIT.ok : EXIT.failed;
+      process.exitCode = exitCodeOf(result.status);
     } finally {
       await store.close();
     }
   });
+}
+
+/** 0 completed, 3 paused (waiting for an approval), 1 any other end. */
+function exitCodeOf(status: RunResult['status']): number {
+  return status === 'completed' ? EXIT.ok : status === 'paused' ? EXIT.paused : EXIT.failed;
 }
 
 /** Builds the session from the flags and runs it once; shared by `run` and the demo. */
@@ -169,7 +157,8 @@ export async function runWith(
   try {
     result = await session.submit(prompt).catch((e: unknown) => {
       // Bad usage, not a failed run: `--resume` with no prompt on a session with nothing to continue.
-      if (e instanceof NothingToRunError) throw new UsageError(e.message);
+      if (e instanceof NothingToRunError || e instanceof AwaitingApprovalError)
+        throw new UsageError(e.message);
       throw e;
     });
   } finally {
@@ -184,6 +173,12 @@ export async function runWith(
       `\n${status === 'completed' ? '✓' : '✗'} ${status} (${reason}) after ${turns} turns — ${usage.inputTokens} in / ${usage.outputTokens} out, $${usage.costUsd.toFixed(4)}`,
     );
     if (result.error) out(`  error: ${result.error}`);
+    if (status === 'paused') {
+      for (const a of pendingApprovals(session.state)) {
+        out(`  waits:  ${a.tool} ${JSON.stringify(a.input).slice(0, 100)} (${a.toolUseId})`);
+      }
+      out(`  answer: ${selfCommand()} approve|deny ${sessionId} <toolUseId>, then run --resume ${sessionId}`);
+    }
     const where = storeLocationOf(opts);
     const storeFlag = opts.store
       ? ` --store ${where.kind === 'file' ? opts.store : redactUrl(opts.store)}`

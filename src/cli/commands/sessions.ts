@@ -13,8 +13,16 @@ export function registerSessions(program: Command): void {
       if (rows.length === 0) return out('no sessions');
       for (const s of rows) {
         const fork = s.forkedFrom ? `  fork of ${s.forkedFrom.session}@${s.forkedFrom.seq}` : '';
+        const job =
+          s.job?.state === 'claimed'
+            ? `  [held by ${s.job.worker}]`
+            : s.job?.state === 'queued'
+              ? '  [queued]'
+              : s.job?.state === 'parked'
+                ? '  [parked: reloop approvals]'
+                : '';
         out(
-          `${s.id}  ${s.status.padEnd(9)} ${String(s.lastSeq).padStart(6)} records  ${timeOf(s.updated)}  ${s.title}${fork}`,
+          `${s.id}  ${s.status.padEnd(9)} ${String(s.lastSeq).padStart(6)} records  ${timeOf(s.updated)}  ${s.title}${fork}${job}`,
         );
       }
     } finally {

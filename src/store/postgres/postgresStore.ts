@@ -8,7 +8,8 @@ import type { AppendOptions, EventStore, ReadRange, SessionInfo, SessionJob } fr
 import { checkContiguous, parseRecordLine, validateRecord } from '../validate.ts';
 import { GroupCommitter, type PendingAppend } from './groupCommit.ts';
 import { ChannelListener } from './listener.ts';
-import { migrate, RECORDS_CHANNEL } from './schema.ts';
+import { PostgresRunQueue } from './runQueue.ts';
+import { JOBS_CHANNEL, migrate, RECORDS_CHANNEL } from './schema.ts';
 
 export class StoreUnavailableError extends Error {
   readonly code = 'STORE_UNAVAILABLE';
@@ -115,6 +116,9 @@ export async function openPostgresStore(
 export class PostgresEventStore implements EventStore {
   private readonly committer: GroupCommitter;
   private readonly listener: ChannelListener;
+  private readonly jobsListener: ChannelListener;
+  /** The queue of runs for workers (`reloop submit`, `reloop worker`). */
+  readonly runQueue: PostgresRunQueue;
   /** Catalog rows this process wrote last, by session: the next append folds onto them. */
   private readonly rows = new Map<string, SessionInfo>();
   private closed = false;
@@ -126,6 +130,8 @@ export class PostgresEventStore implements EventStore {
   ) {
     this.committer = new GroupCommitter(pool);
     this.listener = new ChannelListener({ connectionString: config.connectionString }, RECORDS_CHANNEL);
+    this.jobsListener = new ChannelListener({ connectionString: config.connectionString }, JOBS_CHANNEL);
+    this.runQueue = new PostgresRunQueue(pool, this.jobsListener);
   }
 
   /** Transactions committed by this store so far (appends share them). */
@@ -236,6 +242,7 @@ export class PostgresEventStore implements EventStore {
     this.closed = true;
     await this.committer.idle();
     await this.listener.close();
+    await this.jobsListener.close();
     await this.pool.end();
   }
 

@@ -1,0 +1,92 @@
+import { hostname } from 'node:os';
+import type { Command } from 'commander';
+import {
+  CommandFailed,
+  type GlobalOptions,
+  intOption,
+  openStore,
+  out,
+  printJson,
+  withCommonOptions,
+} from '../io.ts';
+
+interface WorkerFlags extends GlobalOptions {
+  concurrency?: string;
+  exitWhenIdle?: boolean;
+  leaseSeconds?: string;
+  id?: string;
+}
+
+/**
+ * `reloop worker`: claims queued runs of a PostgreSQL store and drives them. SIGTERM (or the
+ * first Ctrl-C) drains: nothing more is claimed, the runs held finish or park. A second signal
+ * aborts them and queues them again for another worker.
+ */
+export function registerWorker(program: Command): void {
+  withCommonOptions(
+    program
+      .command('worker')
+      .description('claim queued runs (reloop submit) of a PostgreSQL store and drive them')
+      .option('--concurrency <n>', 'runs driven at once', '1')
+      .option('--exit-when-idle', 'exit once nothing is queued or running anywhere')
+      .option('--lease-seconds <n>', 'a claim lapses this long after its worker stops renewing it', '30')
+      .option('--id <name>', 'worker name shown by `reloop sessions` (default: host:pid)'),
+  ).action(async (opts: WorkerFlags) => {
+    const concurrency = intOption('--concurrency', opts.concurrency) ?? 1;
+    const leaseSeconds = intOption('--lease-seconds', opts.leaseSeconds) ?? 30;
+    if (concurrency < 1 || leaseSeconds < 1)
+      throw new CommandFailed('--concurrency and --lease-seconds must be ≥ 1', 2);
+    const store = await openStore(opts);
+    const { runQueueOf } = await import('../../store/runQueue.ts');
+    const queue = runQueueOf(store);
+    if (!queue) {
+      await store.close();
+      throw new CommandFailed(
+        'a worker needs a store with a run queue: --store postgres://… (or RELOOP_STORE)',
+        2,
+      );
+    }
+    const { runWorker } = await import('../../worker/worker.ts');
+    const id = opts.id ?? `${hostname()}:${process.pid}`;
+    const drain = new AbortController();
+    const stop = new AbortController();
+    const onSignal = () => (drain.signal.aborted ? stop.abort() : drain.abort());
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+    if (!opts.json) out(`worker ${id}: concurrency ${concurrency}, lease ${leaseSeconds} s`);
+    try {
+      const { runs } = await runWorker({
+        store,
+        queue,
+        id,
+        concurrency,
+        leaseMs: leaseSeconds * 1000,
+        exitWhenIdle: opts.exitWhenIdle === true,
+        drain: drain.signal,
+        stop: stop.signal,
+        onEvent: (e) => {
+          if (opts.json) return printJson({ worker: id, ...e });
+          switch (e.type) {
+            case 'claimed':
+              return out(`claimed ${e.session}${e.resumed ? ' (resuming)' : ''}, attempt ${e.attempt}`);
+            case 'finished':
+              return out(`finished ${e.session}: ${e.status} (${e.reason})`);
+            case 'failed':
+              return out(`failed ${e.session}: ${e.message}`);
+            case 'lost':
+              return out(`lost ${e.session}: its lease ran out and another worker holds it`);
+            case 'draining':
+              return out(`draining: ${e.holding} runs to finish (signal again to abort them)`);
+            case 'stopping':
+              return out(`stopping: aborting ${e.holding} runs, queued again for another worker`);
+          }
+        },
+      });
+      if (!opts.json) out(`worker ${id}: ${runs} runs, exiting`);
+    } finally {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      await store.close();
+    }
+  });
+}

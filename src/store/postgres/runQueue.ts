@@ -1,0 +1,161 @@
+import type pg from 'pg';
+import { type Job, JobBusyError, type RunQueue } from '../runQueue.ts';
+import type { ChannelListener, Subscription } from './listener.ts';
+import { JOBS_CHANNEL } from './schema.ts';
+
+interface JobRow {
+  session: string;
+  state: Job['state'];
+  spec: unknown;
+  prompt: string | null;
+  after_seq: number;
+  worker: string | null;
+  lease_until: Date | null;
+  attempts: number;
+}
+
+function jobOf(r: JobRow): Job {
+  return {
+    session: r.session,
+    state: r.state,
+    spec: r.spec,
+    prompt: r.prompt,
+    afterSeq: r.after_seq,
+    worker: r.worker,
+    leaseExpires: r.lease_until ? r.lease_until.getTime() : null,
+    attempts: r.attempts,
+  };
+}
+
+const JOB_COLUMNS = 'session, state, spec, prompt, after_seq, worker, lease_until, attempts';
+// Every change that makes a run claimable wakes the workers waiting on the channel; the payload's
+// number only has to grow.
+const NOTIFY = `pg_notify('${JOBS_CHANNEL}', (extract(epoch FROM clock_timestamp()) * 1000000)::bigint::text || ':jobs')`;
+
+/**
+ * The run queue in `reloop.jobs`. Claims take rows with FOR UPDATE SKIP LOCKED, so workers never
+ * wait on each other's claims; lease times are the database's clock, the same for every machine.
+ */
+export class PostgresRunQueue implements RunQueue {
+  private sub: Promise<Subscription> | null = null;
+  /** The notification count at the last `nextChange`: anything newer wakes the next one at once. */
+  private seen = 0;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly listener: ChannelListener,
+  ) {}
+
+  async enqueue(session: string, spec: unknown, prompt: string | null, afterSeq: number): Promise<void> {
+    const res = await this.pool.query<{ session: string }>(
+      `WITH queued AS (
+         INSERT INTO reloop.jobs (session, state, spec, prompt, after_seq)
+         VALUES ($1, 'queued', $2, $3, $4)
+         ON CONFLICT (session) DO UPDATE
+           SET state = 'queued', spec = EXCLUDED.spec, prompt = EXCLUDED.prompt,
+               after_seq = EXCLUDED.after_seq, worker = NULL, lease_until = NULL, attempts = 0,
+               outcome = NULL, queued_at = clock_timestamp(), updated_at = clock_timestamp()
+           WHERE reloop.jobs.state = 'done'
+         RETURNING session)
+       SELECT session, ${NOTIFY} FROM queued`,
+      [session, JSON.stringify(spec), prompt, afterSeq],
+    );
+    if (res.rows.length === 0) throw new JobBusyError(session, (await this.get(session))?.state ?? 'queued');
+  }
+
+  async claim(worker: string, max: number, leaseMs: number): Promise<Job[]> {
+    const res = await this.pool.query<JobRow>(
+      `WITH c AS (
+         SELECT session FROM reloop.jobs
+          WHERE state = 'queued' OR (state = 'claimed' AND lease_until < clock_timestamp())
+          ORDER BY queued_at, session
+          LIMIT $2
+          FOR UPDATE SKIP LOCKED)
+       UPDATE reloop.jobs j
+          SET state = 'claimed', worker = $1, attempts = j.attempts + 1, updated_at = clock_timestamp(),
+              lease_until = clock_timestamp() + $3 * interval '1 millisecond'
+         FROM c WHERE j.session = c.session
+       RETURNING ${JOB_COLUMNS.split(', ')
+         .map((c) => `j.${c}`)
+         .join(', ')}`,
+      [worker, max, leaseMs],
+    );
+    return res.rows.map(jobOf);
+  }
+
+  async renew(worker: string, sessions: readonly string[], leaseMs: number): Promise<string[]> {
+    if (sessions.length === 0) return [];
+    const res = await this.pool.query<{ session: string }>(
+      `UPDATE reloop.jobs SET lease_until = clock_timestamp() + $3 * interval '1 millisecond'
+        WHERE worker = $1 AND state = 'claimed' AND session = ANY($2) RETURNING session`,
+      [worker, sessions, leaseMs],
+    );
+    return res.rows.map((r) => r.session);
+  }
+
+  async release(
+    session: string,
+    worker: string,
+    state: 'done' | 'parked' | 'queued',
+    outcome: unknown,
+  ): Promise<boolean> {
+    const res = await this.pool.query(
+      `WITH released AS (
+         UPDATE reloop.jobs
+            SET state = $3, outcome = $4, worker = NULL, lease_until = NULL, updated_at = clock_timestamp(),
+                queued_at = CASE WHEN $3 = 'queued' THEN clock_timestamp() ELSE queued_at END,
+                prompt = CASE WHEN $3 = 'queued' THEN prompt ELSE NULL END
+          WHERE session = $1 AND worker = $2 AND state = 'claimed'
+         RETURNING state)
+       SELECT CASE WHEN state = 'queued' THEN ${NOTIFY} END FROM released`,
+      [session, worker, state, JSON.stringify(outcome ?? null)],
+    );
+    return (res.rowCount ?? 0) > 0;
+  }
+
+  async resume(session: string, afterSeq: number): Promise<boolean> {
+    // `claimed` too: the worker that parked the run may not have released it yet; its release
+    // then finds the run queued, not claimed, and leaves it so.
+    const res = await this.pool.query(
+      `WITH requeued AS (
+         UPDATE reloop.jobs
+            SET state = 'queued', prompt = NULL, after_seq = $2, worker = NULL, lease_until = NULL,
+                attempts = 0, queued_at = clock_timestamp(), updated_at = clock_timestamp()
+          WHERE session = $1 AND state IN ('parked', 'claimed')
+         RETURNING session)
+       SELECT ${NOTIFY} FROM requeued`,
+      [session, afterSeq],
+    );
+    return (res.rowCount ?? 0) > 0;
+  }
+
+  async get(session: string): Promise<Job | undefined> {
+    const res = await this.pool.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM reloop.jobs WHERE session = $1`, [
+      session,
+    ]);
+    return res.rows[0] ? jobOf(res.rows[0]) : undefined;
+  }
+
+  async busy(): Promise<boolean> {
+    const res = await this.pool.query(
+      `SELECT 1 FROM reloop.jobs WHERE state IN ('queued', 'claimed') LIMIT 1`,
+    );
+    return (res.rowCount ?? 0) > 0;
+  }
+
+  async nextChange(ms: number, signal: AbortSignal): Promise<void> {
+    this.sub ??= this.listener.subscribe('jobs');
+    const sub = await this.sub;
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), ms);
+    const onAbort = () => timeout.abort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await sub.wait(this.seen, timeout.signal);
+      this.seen = sub.notified;
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+}

@@ -1,0 +1,60 @@
+import type { EventStore, SessionJob } from './types.ts';
+
+/** A queued run of one session: what to run it with (the submitter's flags) and its lease. */
+export interface Job {
+  session: string;
+  state: SessionJob['state'];
+  /** The run's settings as the submitter gave them (the worker validates them). */
+  spec: unknown;
+  /** The prompt of the run, delivered by the first run that starts after `afterSeq`; null: continue. */
+  prompt: string | null;
+  afterSeq: number;
+  worker: string | null;
+  leaseExpires: number | null;
+  /** Claims so far: more than one means a worker lost it (a crash, an expired lease). */
+  attempts: number;
+}
+
+export class JobBusyError extends Error {
+  readonly code = 'JOB_BUSY';
+  constructor(
+    readonly session: string,
+    readonly state: string,
+  ) {
+    super(`session ${session} already has a ${state} run: wait for it to finish`);
+    this.name = 'JobBusyError';
+  }
+}
+
+/**
+ * A store's queue of runs for workers (PostgreSQL): at most one queued or running run per
+ * session, claimed under a lease that the holder renews; a lease that runs out (its worker died)
+ * makes the run claimable again.
+ */
+export interface RunQueue {
+  /** Queues a run; JobBusyError when the session has one queued, running or parked already. */
+  enqueue(session: string, spec: unknown, prompt: string | null, afterSeq: number): Promise<void>;
+  /** Claims up to `max` runs (queued, or held under an expired lease) for `worker`. */
+  claim(worker: string, max: number, leaseMs: number): Promise<Job[]>;
+  /** Renews the worker's leases; returns the sessions it still holds. */
+  renew(worker: string, sessions: readonly string[], leaseMs: number): Promise<string[]>;
+  /** Hands a held run back: `done`, `parked` (waiting for approvals) or `queued` (for another worker). */
+  release(
+    session: string,
+    worker: string,
+    state: 'done' | 'parked' | 'queued',
+    outcome: unknown,
+  ): Promise<boolean>;
+  /** Queues the session's parked run again (its approvals are answered); false when it has none. */
+  resume(session: string, afterSeq: number): Promise<boolean>;
+  get(session: string): Promise<Job | undefined>;
+  /** Whether any run is queued or held: what `worker --exit-when-idle` waits for. */
+  busy(): Promise<boolean>;
+  /** Resolves when a run may have been queued (a notification), after `ms`, or on abort. */
+  nextChange(ms: number, signal: AbortSignal): Promise<void>;
+}
+
+/** The store's run queue, for stores that have one. */
+export function runQueueOf(store: EventStore): RunQueue | undefined {
+  return (store as { runQueue?: RunQueue }).runQueue;
+}

@@ -1,0 +1,101 @@
+import path from 'node:path';
+import { z } from 'zod';
+import { createCommandStopHook } from '../hooks/commandHooks.ts';
+import { loadHookSettings } from '../hooks/settings.ts';
+import type { StopHook } from '../hooks/types.ts';
+import { AnthropicModelClient } from '../model/anthropic.ts';
+import { costOf } from '../model/pricing.ts';
+import { parseScript } from '../model/script.ts';
+import { ScriptedModelClient } from '../model/scripted.ts';
+import type { RunSettings } from '../runtime/config.ts';
+import type { SessionOptions } from '../runtime/session.ts';
+import type { EventStore } from '../store/types.ts';
+import { builtinTools } from '../tools/builtin/index.ts';
+import { createPermissionPolicy, PermissionModeSchema } from '../tools/permissions/index.ts';
+import type { ToolHooks } from '../tools/types.ts';
+
+/**
+ * What a queued run is run with: the `reloop run` flags of the submitter, resolved (absolute
+ * paths, the script's content rather than its file, so a worker on another machine can run it).
+ * Stored with the job (jsonb) and validated again by the worker.
+ */
+export const RunSpecSchema = z.strictObject({
+  model: z.string().optional(),
+  script: z.strictObject({ file: z.string(), content: z.unknown() }).optional(),
+  cwd: z.string(),
+  maxTurns: z.number().int().positive().optional(),
+  maxBudgetUsd: z.number().positive().optional(),
+  fallbackModel: z.string().optional(),
+  permissionMode: PermissionModeSchema,
+  allow: z.array(z.string()),
+  deny: z.array(z.string()),
+  stopHook: z.array(z.string()),
+  settings: z.string().optional(),
+});
+export type RunSpec = z.infer<typeof RunSpecSchema>;
+
+export class RunSpecError extends Error {
+  readonly code = 'RUN_SPEC';
+  constructor(
+    readonly session: string,
+    detail: string,
+  ) {
+    super(`the queued run of ${session} cannot be run: ${detail}`);
+    this.name = 'RunSpecError';
+  }
+}
+
+export function parseRunSpec(session: string, raw: unknown): RunSpec {
+  const parsed = RunSpecSchema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw new RunSpecError(session, `${issue?.path.join('.') || '(spec)'}: ${issue?.message ?? 'invalid'}`);
+}
+
+/**
+ * The session options a spec stands for, as `reloop run` builds them from its flags: the model
+ * (a script, resumed at `scriptStartAt`, or Anthropic), the built-in tools, the permission
+ * policy, stop hooks and settings hooks. Nobody is attached: an `ask` parks the run.
+ */
+export async function sessionOptionsFor(
+  spec: RunSpec,
+  deps: { store: EventStore; scriptStartAt?: number; warn?: (line: string) => void },
+): Promise<SessionOptions> {
+  const cwd = path.resolve(spec.cwd);
+  const settings: RunSettings = {};
+  if (spec.maxTurns !== undefined) settings.maxTurns = spec.maxTurns;
+  if (spec.maxBudgetUsd !== undefined) settings.maxBudgetUsd = spec.maxBudgetUsd;
+  if (spec.fallbackModel) settings.fallbackModel = spec.fallbackModel;
+  if (spec.model) settings.model = spec.model;
+  const model = spec.script
+    ? new ScriptedModelClient(parseScript(spec.script.content, spec.script.file), {
+        file: spec.script.file,
+        costOf,
+        startAt: deps.scriptStartAt ?? 0,
+      })
+    : new AnthropicModelClient();
+  const stopHooks: StopHook[] = spec.stopHook.map((c) => createCommandStopHook(c, { cwd }));
+  let toolHooks: ToolHooks | undefined;
+  if (spec.settings) {
+    const hooks = await loadHookSettings(spec.settings, { cwd });
+    stopHooks.push(...hooks.stopHooks);
+    toolHooks = hooks.toolHooks;
+    for (const w of hooks.warnings) deps.warn?.(w);
+  }
+  return {
+    store: deps.store,
+    model,
+    cwd,
+    tools: builtinTools({ allowOutsideCwd: spec.allow.some((r) => /\((\/|~\/|\.\.)/.test(r)) }),
+    canUseTool: createPermissionPolicy({
+      mode: spec.permissionMode,
+      allow: spec.allow,
+      deny: spec.deny,
+      cwd,
+    }),
+    unattendedAsk: 'park',
+    toolHooks,
+    stopHooks,
+    settings,
+  };
+}

@@ -1,0 +1,157 @@
+import { loadRecords } from '../replay/loadSession.ts';
+import { Session } from '../runtime/session.ts';
+import type { Job, RunQueue } from '../store/runQueue.ts';
+import type { EventStore } from '../store/types.ts';
+import { parseRunSpec, sessionOptionsFor } from './runSpec.ts';
+
+/** What a worker reports, one event at a time (the CLI prints them). */
+export type WorkerEvent =
+  | { type: 'claimed'; session: string; attempt: number; resumed: boolean }
+  | { type: 'finished'; session: string; status: string; reason: string }
+  | { type: 'failed'; session: string; message: string }
+  | { type: 'lost'; session: string }
+  | { type: 'draining'; holding: number }
+  | { type: 'stopping'; holding: number };
+
+export interface WorkerOptions {
+  store: EventStore;
+  queue: RunQueue;
+  id: string;
+  /** Runs driven at once (default 1). */
+  concurrency?: number;
+  /** How long a claim holds without a heartbeat; renewed every third of it. */
+  leaseMs: number;
+  /** Return once nothing is queued or held anywhere (instead of waiting for work). */
+  exitWhenIdle?: boolean;
+  /** Aborted: claim nothing more, let the runs held finish (or park), then return. */
+  drain: AbortSignal;
+  /** Aborted: abort the runs held and queue them again for another worker. */
+  stop?: AbortSignal;
+  onEvent?: (e: WorkerEvent) => void;
+}
+
+interface Held {
+  job: Job;
+  controller: AbortController;
+  lost: boolean;
+  done: Promise<void>;
+}
+
+/**
+ * A worker: claims queued runs from the store's queue and drives each with the same runtime as
+ * `reloop run`. Its leases are renewed by a heartbeat; a run whose lease was lost (this worker
+ * stalled past it and another took over) is aborted here and left to the new holder. A claim of
+ * a run whose worker died resumes it exactly as after a crash: `Session.submit` closes the
+ * interrupted run honestly and does not run again a tool that had started.
+ */
+export async function runWorker(opts: WorkerOptions): Promise<{ runs: number }> {
+  const { store, queue, id, leaseMs } = opts;
+  const concurrency = Math.max(1, opts.concurrency ?? 1);
+  const held = new Map<string, Held>();
+  const emit = opts.onEvent ?? (() => undefined);
+  let runs = 0;
+  let finished: () => void = () => undefined;
+  let anyFinished = new Promise<void>((r) => {
+    finished = r;
+  });
+
+  const heartbeat = setInterval(
+    () => {
+      const sessions = [...held.keys()];
+      queue.renew(id, sessions, leaseMs).then(
+        (kept) => {
+          const still = new Set(kept);
+          for (const s of sessions) {
+            const h = held.get(s);
+            if (!h || still.has(s) || h.lost) continue;
+            h.lost = true;
+            emit({ type: 'lost', session: s });
+            h.controller.abort(new Error('lease lost: another worker holds this session'));
+          }
+        },
+        () => undefined, // the database is unreachable: the next beat tries again
+      );
+    },
+    Math.max(50, Math.floor(leaseMs / 3)),
+  );
+
+  const onStop = () => {
+    emit({ type: 'stopping', holding: held.size });
+    for (const h of held.values()) h.controller.abort(new Error('the worker is stopping'));
+  };
+  opts.stop?.addEventListener('abort', onStop, { once: true });
+  const onDrain = () => emit({ type: 'draining', holding: held.size });
+  opts.drain.addEventListener('abort', onDrain, { once: true });
+
+  function start(job: Job): void {
+    const h: Held = { job, controller: new AbortController(), lost: false, done: Promise.resolve() };
+    held.set(job.session, h);
+    runs++;
+    h.done = drive(h)
+      .catch(async (e: unknown) => {
+        emit({ type: 'failed', session: job.session, message: e instanceof Error ? e.message : String(e) });
+        if (!h.lost) await queue.release(job.session, id, 'done', { status: 'failed', error: String(e) });
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        held.delete(job.session);
+        finished();
+        anyFinished = new Promise<void>((r) => {
+          finished = r;
+        });
+      });
+  }
+
+  async function drive(h: Held): Promise<void> {
+    const { job } = h;
+    const spec = parseRunSpec(job.session, job.spec);
+    const records = await loadRecords(store, job.session);
+    // A script goes on where the log says it got to; the prompt is given once, by the first
+    // run that starts after it was queued.
+    const answered = records.filter((r) => r.type === 'model.responded' || r.type === 'model.failed').length;
+    const delivered = records.some((r) => r.type === 'run.started' && r.seq > job.afterSeq);
+    emit({ type: 'claimed', session: job.session, attempt: job.attempts, resumed: delivered });
+    const options = await sessionOptionsFor(spec, { store, scriptStartAt: answered });
+    const session = await Session.open(job.session, options);
+    const result = await session.submit(job.prompt !== null && !delivered ? job.prompt : null, {
+      signal: h.controller.signal,
+    });
+    if (h.lost) return;
+    emit({ type: 'finished', session: job.session, status: result.status, reason: result.reason });
+    const stopped = opts.stop?.aborted && result.status === 'aborted';
+    const state = stopped ? 'queued' : result.status === 'paused' ? 'parked' : 'done';
+    await queue.release(job.session, id, state, {
+      runId: result.runId,
+      status: result.status,
+      reason: result.reason,
+    });
+  }
+
+  const pollMs = Math.min(1000, Math.max(50, Math.floor(leaseMs / 2)));
+  const told = Promise.race(
+    [opts.drain, opts.stop].flatMap((s) =>
+      s ? [new Promise<void>((r) => s.addEventListener('abort', () => r(), { once: true }))] : [],
+    ),
+  );
+  try {
+    while (!opts.drain.aborted && !opts.stop?.aborted) {
+      const free = concurrency - held.size;
+      const claimed = free > 0 ? await queue.claim(id, free, leaseMs) : [];
+      for (const job of claimed) start(job);
+      if (opts.exitWhenIdle && held.size === 0 && claimed.length === 0 && !(await queue.busy())) break;
+      if (claimed.length > 0 && held.size < concurrency) continue;
+      const stopped = new AbortController();
+      const waits: Promise<unknown>[] = [anyFinished, told];
+      // Lease expiries notify nobody: a worker with room polls for them.
+      if (held.size < concurrency) waits.push(queue.nextChange(pollMs, stopped.signal));
+      await Promise.race(waits);
+      stopped.abort();
+    }
+    await Promise.all([...held.values()].map((h) => h.done));
+  } finally {
+    clearInterval(heartbeat);
+    opts.stop?.removeEventListener('abort', onStop);
+    opts.drain.removeEventListener('abort', onDrain);
+  }
+  return { runs };
+}
