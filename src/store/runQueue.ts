@@ -38,12 +38,16 @@ export interface RunQueue {
   claim(worker: string, max: number, leaseMs: number): Promise<Job[]>;
   /** Renews the worker's leases; returns the sessions it still holds. */
   renew(worker: string, sessions: readonly string[], leaseMs: number): Promise<string[]>;
-  /** Hands a held run back: `done`, `parked` (waiting for approvals) or `queued` (for another worker). */
+  /**
+   * Hands a held run back: `done`, `parked` (waiting for approvals) or `queued` for another
+   * worker — then from `afterSeq` with no prompt (the prompt was given), when it is passed.
+   */
   release(
     session: string,
     worker: string,
     state: 'done' | 'parked' | 'queued',
     outcome: unknown,
+    afterSeq?: number,
   ): Promise<boolean>;
   /** Queues the session's parked run again (its approvals are answered); false when it has none. */
   resume(session: string, afterSeq: number): Promise<boolean>;

@@ -1,6 +1,9 @@
 import { loadRecords } from '../replay/loadSession.ts';
+import { parkedCalls } from '../runtime/approvals.ts';
 import { Session } from '../runtime/session.ts';
+import { fold } from '../store/evolve.ts';
 import type { Job, RunQueue } from '../store/runQueue.ts';
+import { emptySessionState } from '../store/sessionState.ts';
 import type { EventStore } from '../store/types.ts';
 import { parseRunSpec, sessionOptionsFor } from './runSpec.ts';
 
@@ -106,11 +109,24 @@ export async function runWorker(opts: WorkerOptions): Promise<{ runs: number }> 
     const { job } = h;
     const spec = parseRunSpec(job.session, job.spec);
     const records = await loadRecords(store, job.session);
+    const state = fold(records, emptySessionState());
     // A script goes on where the log says it got to; the prompt is given once, by the first
     // run that starts after it was queued.
     const answered = records.filter((r) => r.type === 'model.responded' || r.type === 'model.failed').length;
     const delivered = records.some((r) => r.type === 'run.started' && r.seq > job.afterSeq);
     emit({ type: 'claimed', session: job.session, attempt: job.attempts, resumed: delivered });
+    // The run already ended (its worker died before handing the job back): nothing to run,
+    // unless it parked and every call has been answered since.
+    const last = state.runs.last();
+    if (delivered && !state.currentRun && last) {
+      const parked = parkedCalls(state);
+      if (parked.length === 0 || parked.some((p) => !p.decision)) {
+        const outcome = { runId: last.id, status: last.status, reason: last.reason };
+        emit({ type: 'finished', session: job.session, status: last.status, reason: last.reason ?? '' });
+        await queue.release(job.session, id, parked.length > 0 ? 'parked' : 'done', outcome);
+        return;
+      }
+    }
     const options = await sessionOptionsFor(spec, { store, scriptStartAt: answered });
     const session = await Session.open(job.session, options);
     const result = await session.submit(job.prompt !== null && !delivered ? job.prompt : null, {
@@ -119,12 +135,15 @@ export async function runWorker(opts: WorkerOptions): Promise<{ runs: number }> 
     if (h.lost) return;
     emit({ type: 'finished', session: job.session, status: result.status, reason: result.reason });
     const stopped = opts.stop?.aborted && result.status === 'aborted';
-    const state = stopped ? 'queued' : result.status === 'paused' ? 'parked' : 'done';
-    await queue.release(job.session, id, state, {
-      runId: result.runId,
-      status: result.status,
-      reason: result.reason,
-    });
+    const next = stopped ? 'queued' : result.status === 'paused' ? 'parked' : 'done';
+    // Queued again after a stop: the next worker continues the session (no prompt to give).
+    await queue.release(
+      job.session,
+      id,
+      next,
+      { runId: result.runId, status: result.status, reason: result.reason },
+      stopped ? session.state.lastSeq : undefined,
+    );
   }
 
   const pollMs = Math.min(1000, Math.max(50, Math.floor(leaseMs / 2)));

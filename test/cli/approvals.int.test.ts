@@ -4,7 +4,7 @@
  * resumes the same batch — by `run --resume` on the file store, by a worker on PostgreSQL
  * (a worker idling while another process approves).
  */
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -43,11 +43,7 @@ const exists = (f: string) =>
   );
 
 async function records(store: string, session: string): Promise<LogRecord[]> {
-  const s = await openStore({
-    kind: store.startsWith('postgres') ? 'postgres' : 'file',
-    dir: store,
-    url: store,
-  } as never);
+  const s = await openStore(storeLocation(store));
   try {
     const out: LogRecord[] = [];
     for await (const r of s.read(session)) out.push(r);

@@ -98,17 +98,19 @@ export class PostgresRunQueue implements RunQueue {
     worker: string,
     state: 'done' | 'parked' | 'queued',
     outcome: unknown,
+    afterSeq?: number,
   ): Promise<boolean> {
     const res = await this.pool.query(
       `WITH released AS (
          UPDATE reloop.jobs
             SET state = $3, outcome = $4, worker = NULL, lease_until = NULL, updated_at = clock_timestamp(),
                 queued_at = CASE WHEN $3 = 'queued' THEN clock_timestamp() ELSE queued_at END,
-                prompt = CASE WHEN $3 = 'queued' THEN prompt ELSE NULL END
+                prompt = CASE WHEN $3 = 'queued' AND $5::integer IS NULL THEN prompt ELSE NULL END,
+                after_seq = coalesce($5::integer, after_seq)
           WHERE session = $1 AND worker = $2 AND state = 'claimed'
          RETURNING state)
        SELECT CASE WHEN state = 'queued' THEN ${NOTIFY} END FROM released`,
-      [session, worker, state, JSON.stringify(outcome ?? null)],
+      [session, worker, state, JSON.stringify(outcome ?? null), afterSeq ?? null],
     );
     return (res.rowCount ?? 0) > 0;
   }
