@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { registerApprovals } from './commands/approvals.ts';
+import { registerCopy } from './commands/copy.ts';
 import { registerCoverage } from './commands/coverage.ts';
 import { registerFork } from './commands/fork.ts';
 import { registerLog } from './commands/log.ts';
@@ -39,6 +40,7 @@ const commands: ((p: Command) => void)[] = [
   registerSubmit,
   registerWorker,
   registerApprovals,
+  registerCopy,
 ];
 
 for (const register of commands) register(program);
