@@ -132,3 +132,60 @@ describePg('a fleet of workers', () => {
     expect(seen.size).toBeLessThanOrEqual(SESSIONS * ROUNDS);
   }, 300_000);
 });
+
+describePg('a worker told to stop', () => {
+  it('SIGTERM drains: the runs it holds finish, nothing more is claimed, it exits 0', async () => {
+    const counter = path.join(dir, 'drain.log');
+    const slow = (n: number): RunSpec => ({
+      ...spec(n, counter),
+      script: {
+        file: `slow${n}.json`,
+        content: {
+          turns: [
+            {
+              content: [
+                {
+                  type: 'tool_use',
+                  id: 'toolu_1',
+                  name: 'Bash',
+                  input: { command: `sleep 1 && echo slow${n} >> ${counter}` },
+                },
+              ],
+              stop_reason: 'tool_use',
+            },
+            { text: 'done', stop_reason: 'end_turn' },
+          ],
+        },
+      },
+    });
+    for (const n of [1, 2, 3]) {
+      const id = `drain-${n}`;
+      await store.append(
+        id,
+        [
+          {
+            v: CURRENT_SCHEMA_VERSION,
+            seq: 1,
+            at: Date.now(),
+            session: id,
+            run: null,
+            type: 'session.created',
+            data: {},
+          } as LogRecord,
+        ],
+        { expectedSeq: 0 },
+      );
+      await store.runQueue.enqueue(id, slow(n), 'go', 1);
+    }
+    const w = startWorkerProcess(['--store', db.url, '--concurrency', '2', '--lease-seconds', '5']);
+    const claimed = () => w.events.filter((e) => e.type === 'claimed').length;
+    await w.until(() => claimed() === 2);
+    w.child.kill('SIGTERM');
+    expect(await w.exit, w.stderr()).toEqual({ code: 0, signal: null });
+    expect(w.events.some((e) => e.type === 'draining')).toBe(true);
+    const finished = w.events.filter((e) => e.type === 'finished');
+    expect(finished.map((e) => e.status)).toEqual(['completed', 'completed']);
+    const jobs = await Promise.all([1, 2, 3].map((n) => store.runQueue.get(`drain-${n}`)));
+    expect(jobs.map((j) => j?.state).sort()).toEqual(['done', 'done', 'queued']);
+  }, 120_000);
+});
