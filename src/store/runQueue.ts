@@ -21,7 +21,11 @@ export class JobBusyError extends Error {
     readonly session: string,
     readonly state: string,
   ) {
-    super(`session ${session} already has a ${state} run: wait for it to finish`);
+    super(
+      state === 'parked'
+        ? `session ${session} is parked on tool calls awaiting approval: answer them first (reloop approvals)`
+        : `session ${session} already has a ${state} run: wait for it to finish`,
+    );
     this.name = 'JobBusyError';
   }
 }

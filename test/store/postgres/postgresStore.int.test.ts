@@ -17,14 +17,15 @@ import { testEventStore } from '../eventStoreContract.ts';
 import { collect, StreamBuilder } from '../support/records.ts';
 
 let db: TestDatabase;
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
-afterAll(async () => {
-  await db?.drop();
-});
 
 describePg('PostgreSQL store', () => {
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
   testEventStore('PostgresEventStore', async () => {
     await db.truncate();
     return openPostgresStore(db.url);
