@@ -179,9 +179,25 @@ describePg('workers on PostgreSQL', () => {
         );
         await store.runQueue.enqueue(id, slow(n), 'go', 1);
       }
-      const w = startWorkerProcess(['--store', db.url, '--concurrency', '2', '--lease-seconds', '5']);
+      const w = startWorkerProcess([
+        '--store',
+        db.url,
+        '--concurrency',
+        '2',
+        '--lease-seconds',
+        '5',
+        '--id',
+        'drainer',
+      ]);
       const claimed = () => w.events.filter((e) => e.type === 'claimed').length;
       await w.until(() => claimed() === 2);
+      // `reloop sessions` shows who holds what.
+      const held = (await store.list()).filter((r) => r.id.startsWith('drain-'));
+      expect(held.filter((r) => r.job?.state === 'claimed').map((r) => r.job?.worker)).toEqual([
+        'drainer',
+        'drainer',
+      ]);
+      expect(held.filter((r) => r.job?.state === 'queued')).toHaveLength(1);
       w.child.kill('SIGTERM');
       expect(await w.exit, w.stderr()).toEqual({ code: 0, signal: null });
       expect(w.events.some((e) => e.type === 'draining')).toBe(true);
