@@ -30,6 +30,8 @@ const PLACES: Readonly<Record<string, { col: number; row: number }>> = {
   dispatchingTools: { col: 4, row: 2 },
   awaitingStopHook: { col: 5, row: 1 },
   completed: { col: 6.3, row: 1 },
+  // A run parked on an approval: beside the tool batch it parked.
+  awaitingApproval: { col: 6.3, row: 2 },
 };
 
 /**
@@ -46,6 +48,8 @@ const ROUTES: Readonly<Record<string, { bend?: number; t?: number; side?: 'in' |
   'requesting>awaitingStopHook': { t: 0.55 },
   'requesting>compacting': { bend: -30, t: 0.32, side: 'in' },
   'compacting>building': { side: 'in' },
+  // A resumed batch: under the tool loop's return edge, its label near building.
+  'building>dispatchingTools': { bend: 70, t: 0.2, side: 'out' },
 };
 
 export interface NodeBox {
