@@ -77,8 +77,17 @@ export async function importTranscripts(
 ): Promise<ImportReport> {
   const { units, ignored } = await discoverTranscripts(paths);
   const report: ImportReport = { sessions: [], ignored, failures: [] };
-  for (const unit of units) await importUnit(store, unit, options, report);
+  const ctx: UnitContext = { store, options, report, ids: null };
+  for (const unit of units) await importUnit(ctx, unit);
   return report;
+}
+
+interface UnitContext {
+  store: EventStore;
+  options: ImportOptions;
+  report: ImportReport;
+  /** The store's session ids, read once when first needed (a kept transcript's inline sub-agents). */
+  ids: Promise<string[]> | null;
 }
 
 interface PriorImport {
@@ -100,12 +109,8 @@ async function priorImport(store: EventStore, id: string): Promise<PriorImport> 
   return { exists: true, complete, bytes: from.bytes };
 }
 
-async function importUnit(
-  store: EventStore,
-  unit: TranscriptUnit,
-  options: ImportOptions,
-  report: ImportReport,
-): Promise<void> {
+async function importUnit(ctx: UnitContext, unit: TranscriptUnit): Promise<void> {
+  const { store, options, report } = ctx;
   const parent: ParentSide = { session: importedSessionId(unit.sessionId), links: null, claimed: new Set() };
   let linksRead = false;
   let mainEntry: ImportedSession | null = null;
@@ -117,6 +122,15 @@ async function importUnit(
       if (mapped) {
         parent.links = mapped.links;
         linksRead = true;
+      }
+      if (!transcript) {
+        // Kept as it was: so are the sub-agents its file held inline, imported with it.
+        ctx.ids ??= store.list().then((rows) => rows.map((r) => r.id));
+        const prefix = `${importedSessionId(unit.sessionId, 'side-')}`;
+        for (const id of (await ctx.ids).filter((x) => x.startsWith(prefix)).sort()) {
+          const prior = await priorImport(store, id);
+          entry.children.push(await alreadyImported(id, `${main}#sidechain-${id.slice(prefix.length)}`, prior));
+        }
       }
       if (transcript && mapped) {
         for (const side of transcript.sidechains) {

@@ -5,7 +5,7 @@ import { historyProblems } from '../../src/model/history.ts';
 import { verifyReplay } from '../../src/replay/verify.ts';
 import { evolve } from '../../src/store/evolve.ts';
 import { MemoryEventStore } from '../../src/store/memoryStore.ts';
-import { CURRENT_SCHEMA_VERSION as V, type LogRecord } from '../../src/store/records.ts';
+import { type LogRecord, CURRENT_SCHEMA_VERSION as V } from '../../src/store/records.ts';
 import { emptySessionState } from '../../src/store/sessionState.ts';
 import { chartOf, transitionKey } from '../../src/viz/edgeCatalog.ts';
 import { type Block, Transcript, text, toolUse } from '../support/claudeCodeTranscript.ts';
