@@ -129,7 +129,9 @@ async function importUnit(ctx: UnitContext, unit: TranscriptUnit): Promise<void>
         const prefix = `${importedSessionId(unit.sessionId, 'side-')}`;
         for (const id of (await ctx.ids).filter((x) => x.startsWith(prefix)).sort()) {
           const prior = await priorImport(store, id);
-          entry.children.push(await alreadyImported(id, `${main}#sidechain-${id.slice(prefix.length)}`, prior));
+          entry.children.push(
+            await alreadyImported(id, `${main}#sidechain-${id.slice(prefix.length)}`, prior),
+          );
         }
       }
       if (transcript && mapped) {
