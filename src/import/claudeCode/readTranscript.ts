@@ -82,7 +82,8 @@ export function parseTranscript(source: string, options: ParseOptions): Transcri
     const raw = text.charCodeAt(end - 1) === 0x0d ? text.slice(start, end - 1) : text.slice(start, end);
     start = end + 1;
     lineNo++;
-    if (raw.trim() === '') continue;
+    // Blank lines are skipped without copying every line to trim it.
+    if (raw.length === 0 || (raw.charCodeAt(0) <= 0x20 && raw.trim() === '')) continue;
     info.lines++;
     let parsed: unknown;
     try {

@@ -32,6 +32,7 @@ export class Round {
   /** Blocks of the result lines that are not tool_result (images, hook context…), in order. */
   readonly extra: ContentBlock[] = [];
   readonly deferred: TranscriptEvent[] = [];
+  private merged: ModelResponse | null = null;
 
   constructor(first: EventOf<'assistant'>) {
     this.id = first.id;
@@ -42,6 +43,7 @@ export class Round {
   }
 
   add(chunk: EventOf<'assistant'>): void {
+    this.merged = null;
     this.lastAt = chunk.at;
     if (chunk.model !== 'unknown') this.model = chunk.model;
     for (const b of chunk.blocks) {
@@ -76,12 +78,13 @@ export class Round {
   }
 
   response(): ModelResponse {
-    return {
+    this.merged ??= {
       id: this.id,
       model: this.model,
       content: this.blocks,
       stopReason: this.stopReason,
       usage: withCost(this.model, this.usage),
     };
+    return this.merged;
   }
 }
