@@ -94,19 +94,26 @@ interface PriorImport {
   exists: boolean;
   complete: boolean;
   bytes: number | null;
+  /** Records reloop added after the import (a run resumed on the imported session). */
+  added: number;
 }
 
 /** Whether `id` was imported before, and whether that import got to its end. */
 async function priorImport(store: EventStore, id: string): Promise<PriorImport> {
-  if (!(await store.exists(id))) return { exists: false, complete: false, bytes: null };
+  if (!(await store.exists(id))) return { exists: false, complete: false, bytes: null, added: 0 };
   let from: ImportedFrom | undefined;
   for await (const r of store.read(id, { toSeq: 1 })) {
     if (r.type === 'session.created') from = r.data.importedFrom;
   }
   if (!from) throw new ImportConflictError(id, 'a session with this id exists and was not imported');
   // More records than the import wrote is fine (a run resumed on it); fewer means it was cut short.
-  const complete = (await store.lastSeq(id)) >= from.records;
-  return { exists: true, complete, bytes: from.bytes };
+  const last = await store.lastSeq(id);
+  return {
+    exists: true,
+    complete: last >= from.records,
+    bytes: from.bytes,
+    added: Math.max(0, last - from.records),
+  };
 }
 
 async function importUnit(ctx: UnitContext, unit: TranscriptUnit): Promise<void> {
@@ -264,6 +271,11 @@ async function writeSession(
 ): Promise<ImportedSession> {
   const { info } = transcript;
   if (prior.exists) {
+    if (prior.added > 0)
+      throw new ImportConflictError(
+        id,
+        `${prior.added} records were added after the import (a run resumed on it); importing again would lose them — fork it first, or remove it`,
+      );
     if (!store.remove) throw new ImportConflictError(id, 'this store cannot replace a session (--force)');
     await store.remove(id);
   }

@@ -201,6 +201,21 @@ describe('importing again', () => {
     });
   });
 
+  it('refuses --force on an imported session reloop has added runs to', async () => {
+    const store = new MemoryEventStore();
+    const id = importedSessionId(SID.tools);
+    await importTranscripts(store, [transcriptFile(SID.tools)]);
+    const last = await store.lastSeq(id);
+    await store.append(
+      id,
+      [{ v: 1, seq: last + 1, at: 0, session: id, run: 'x', type: 'abort.requested', data: {} }],
+      { expectedSeq: last },
+    );
+    const report = await importTranscripts(store, [transcriptFile(SID.tools)], { force: true });
+    expect(report.failures[0]!.message).toMatch(/1 records were added after the import/);
+    expect(await store.lastSeq(id)).toBe(last + 1);
+  });
+
   it('never replaces a session it did not import', async () => {
     const store = new MemoryEventStore();
     const id = importedSessionId(SID.tools);
