@@ -1,25 +1,20 @@
-import {
-  type ContentBlock,
-  estimateTokens,
-  type Message,
-  type ToolResultBlock,
-  type ToolUseBlock,
-  textOf,
-} from '../../model/messages.ts';
-import { type ModelFailure, parsePromptTooLong } from '../../model/types.ts';
+import { estimateTokens, type ToolUseBlock, textOf } from '../../model/messages.ts';
 import type { DraftRecord } from '../../store/records.ts';
 import { done, failed } from '../chartWalk.ts';
 import type { EventOf, TranscriptEvent } from './events.ts';
+import {
+  compactedApiError,
+  finalApiError,
+  isPromptTooLong,
+  retriedApiError,
+  retryLine,
+} from './modelErrors.ts';
 import { Round } from './round.ts';
 import { type PendingTools, RunRecorder } from './runRecorder.ts';
-import {
-  isInterruption,
-  isReadOnlyTool,
-  isRejection,
-  outcomeOf,
-  rejectionMessage,
-  SUBAGENT_TOOLS,
-} from './toolOutcome.ts';
+import { decideStop } from './stopChecks.ts';
+import { recordTextResponse } from './textResponse.ts';
+import { endToolBatch, recordToolCalls, resultBlocks } from './toolBatch.ts';
+import { isInterruption, SUBAGENT_TOOLS } from './toolOutcome.ts';
 
 /** What a parent transcript says about the sub-agents it started and the compactions it made. */
 export interface TranscriptLinks {
@@ -52,7 +47,6 @@ const LINE_TYPE_OF: Partial<Record<TranscriptEvent['kind'], string>> = {
   stopHookSummary: 'system:stop_hook_summary',
   compactBoundary: 'system:compact_boundary',
 };
-const RETRYABLE_STATUS = (s: number | null) => s === null || s === 408 || s === 409 || s === 429 || s >= 500;
 
 /**
  * Maps a classified transcript to records, inferring the chart's transitions (docs/import.md
@@ -236,7 +230,8 @@ class TranscriptMapper {
     if (this.out.open?.stop) this.resolveStop(this.events[i]!, i);
     const run = this.out.open;
     // The next request went out although some tools never answered: they were cut off.
-    if (run?.pendingTools) this.finishTools(run.pendingTools, this.events[i]!.at);
+    if (run?.pendingTools)
+      endToolBatch(this.out, run.pendingTools, this.events[i]!.at, 'tool_result_continuation');
   }
 
   private closeRoundFor(i: number): void {
@@ -254,7 +249,7 @@ class TranscriptMapper {
     this.repairs = null;
     if (!repairs) return;
     // As resume does: the results logged are appended, calls without one get "interrupted".
-    this.out.append({ role: 'user', content: this.resultBlocks(repairs, at) }, 'interrupted', at);
+    this.out.append({ role: 'user', content: resultBlocks(this.out, repairs, at) }, 'interrupted', at);
   }
 
   private prompt(e: EventOf<'prompt'>, i: number): void {
@@ -304,7 +299,11 @@ class TranscriptMapper {
     this.result.lastAssistantText = textOf(response.content) || this.result.lastAssistantText;
     const uses = round.toolUses();
     if (uses.length > 0) this.toolRound(round, uses, next, nextIdx);
-    else this.textRound(round, next, nextIdx);
+    else if (
+      recordTextResponse(this.out, round, next, this.compactionAt(nextIdx) !== null) &&
+      nextIdx !== null
+    )
+      this.consumed.add(nextIdx);
     for (const d of round.deferred) this.neutral(d);
   }
 
@@ -332,317 +331,68 @@ class TranscriptMapper {
     }
     const interrupted =
       next?.kind === 'interrupt' || [...round.results.values()].some((r) => isInterruption(r.block));
-    const pending: PendingTools = { uses, answered: this.toolRecords(round, uses), extra: round.extra };
+    const pending: PendingTools = { uses, answered: recordToolCalls(out, round, uses), extra: round.extra };
     const complete = pending.answered.length === uses.length;
     if (!complete && !interrupted && next?.kind !== 'assistant') {
       // The transcript stops on these tools (or the person typed on): their end is not recorded.
       run.pendingTools = pending;
       return;
     }
-    const at = interrupted && next ? next.at : (round.resultsAt ?? round.lastAt);
     if (interrupted) {
-      out.rec('abort.requested', at, { reason: 'interrupted by the user' });
-      this.finishTools(pending, at, next, nextIdx);
-    } else {
-      this.finishTools(pending, at, null, nextIdx);
-    }
-  }
-
-  /** tool.started / permission.decided / tool.finished for every call that has a result. */
-  private toolRecords(round: Round, uses: ToolUseBlock[]): { index: number; block: ToolResultBlock }[] {
-    const out = this.out;
-    const blocks: { index: number; block: ToolResultBlock }[] = [];
-    uses.forEach((use, index) => {
-      const result = round.results.get(use.id);
-      const started = round.toolAt.get(use.id) ?? round.at;
-      if (result && isRejection(result.block)) {
-        out.rec('permission.decided', result.at, {
-          toolUseId: use.id,
-          name: use.name,
-          decision: 'ask',
-          resolved: 'deny',
-          by: 'user',
-          message: rejectionMessage(result.block),
-        });
-      } else {
-        out.rec('tool.started', started, {
-          toolUseId: use.id,
-          name: use.name,
-          input: use.input,
-          index,
-          readOnly: isReadOnlyTool(use.name),
-        });
-      }
-    });
-    uses.forEach((use, index) => {
-      const result = round.results.get(use.id);
-      if (!result) return;
-      const started = round.toolAt.get(use.id) ?? round.at;
-      out.rec('tool.finished', result.at, {
-        toolUseId: use.id,
-        name: use.name,
-        index,
-        outcome: outcomeOf(result.block),
-        result: { content: result.block.content, isError: result.block.is_error === true },
-        durationMs: Math.max(0, result.at - started),
-      });
-      blocks.push({ index, block: result.block });
-    });
-    return blocks;
-  }
-
-  private syntheticResult(use: ToolUseBlock, index: number, at: number): ToolResultBlock {
-    const result = { content: `[interrupted] ${use.name} has no result in the transcript.`, isError: true };
-    this.out.rec('tool.finished', at, {
-      toolUseId: use.id,
-      name: use.name,
-      index,
-      outcome: 'interrupted',
-      result,
-      durationMs: 0,
-      synthetic: true,
-    });
-    return { type: 'tool_result', tool_use_id: use.id, content: result.content, is_error: true };
-  }
-
-  /** Results in call order: the ones logged, an "interrupted" one for each call without. */
-  private resultBlocks(pending: PendingTools, at: number): ContentBlock[] {
-    const answered = new Set(pending.answered.map((a) => a.block.tool_use_id));
-    const blocks = [...pending.answered];
-    pending.uses.forEach((use, index) => {
-      if (!answered.has(use.id)) blocks.push({ index, block: this.syntheticResult(use, index, at) });
-    });
-    blocks.sort((a, b) => a.index - b.index);
-    return [...blocks.map((b) => b.block), ...pending.extra];
-  }
-
-  /**
-   * The tool batch ends: results appended, and the edge out of dispatchingTools — aborted when
-   * interrupted (`interrupt` is the line that says so, consumed here), auto_compact when a
-   * compaction follows, tool_result_continuation otherwise.
-   */
-  private finishTools(
-    pending: PendingTools,
-    at: number,
-    interrupt: TranscriptEvent | null = null,
-    nextIdx: number | null = null,
-  ): void {
-    const out = this.out;
-    const run = out.open!;
-    run.pendingTools = null;
-    const message: Message = { role: 'user', content: this.resultBlocks(pending, at) };
-    if (interrupt) {
-      out.step(done('runTools'), 'aborted', at);
-      out.append(message, 'tool_results', at);
-      if (interrupt.kind === 'interrupt' && nextIdx !== null) {
-        out.append(interrupt.message, 'interrupted', interrupt.at);
-        this.consumed.add(nextIdx);
-      }
-      out.endRun(at, 'aborted', 'aborted');
-    } else if (this.compactionAt(nextIdx)) {
-      out.step(done('runTools'), 'auto_compact', at);
-      out.append(message, 'tool_results', at);
-      run.compactMode = 'auto';
-    } else {
-      out.step(done('runTools'), 'tool_result_continuation', at);
-      out.append(message, 'tool_results', at);
-    }
-  }
-
-  private textRound(round: Round, next: TranscriptEvent | null, nextIdx: number | null): void {
-    const out = this.out;
-    const response = round.response();
-    const assistant: Message = { role: 'assistant', content: response.content };
-    const at = round.lastAt;
-    if (next?.kind === 'interrupt' && response.stopReason === null) {
-      // Interrupted while it streamed: the call failed as aborted; Claude Code keeps the part it had.
-      out.rec('abort.requested', next.at, { reason: 'interrupted by the user' });
-      out.rec('model.failed', next.at, {
-        purpose: 'turn',
-        failure: {
-          kind: 'aborted',
-          overloaded: false,
-          message: 'interrupted by the user while the response streamed',
-        },
-      });
-      out.step(failed('callModel'), 'aborted', next.at);
-      out.append(assistant, 'assistant', at);
-      out.append(next.message, 'interrupted', next.at);
-      this.consumed.add(nextIdx!);
-      out.endRun(next.at, 'aborted', 'aborted');
+      this.abortTools(pending, next?.at ?? round.lastAt, next, nextIdx);
       return;
     }
-    out.rec('model.responded', at, { purpose: 'turn', response });
-    out.responded(response.usage);
-    const run = out.open!;
-    switch (response.stopReason) {
-      case 'refusal':
-        out.step(done('callModel'), 'refused', at);
-        out.append(assistant, 'assistant', at);
-        out.endRun(at, 'failed', 'refused', 'the model refused');
-        return;
-      case 'max_tokens':
-        if (next?.kind === 'assistant' && !round.deferred.some((d) => d.kind === 'userMeta')) {
-          out.step(done('callModel'), 'max_tokens_escalation', at);
-          run.maxTokens = 64_000;
-        } else if (next?.kind === 'assistant' && round.deferred.some((d) => d.kind === 'userMeta')) {
-          // Claude Code's "resume where you stopped" message came between the two responses.
-          const meta = round.deferred.find((d) => d.kind === 'userMeta') as EventOf<'userMeta'>;
-          out.step(done('callModel'), 'max_tokens_recovery', at);
-          out.append(assistant, 'assistant', at);
-          out.append(meta.message, 'max_tokens_continue', meta.at);
-          round.deferred.splice(round.deferred.indexOf(meta), 1);
-        } else {
-          out.step(done('callModel'), 'max_tokens_exhausted', at);
-          out.append(assistant, 'assistant', at);
-          out.endRun(at, 'failed', 'max_tokens_exhausted', 'the output was cut at max_tokens');
-        }
-        return;
-      case 'pause_turn':
-        out.step(done('callModel'), 'pause_turn_continuation', at);
-        out.append(assistant, 'assistant', at);
-        return;
-      case 'model_context_window_exceeded':
-        if (this.compactionAt(nextIdx)) {
-          out.step(done('callModel'), 'compact_retry', at);
-          run.compactMode = 'reactive';
-        } else {
-          out.step(done('callModel'), 'prompt_too_long', at);
-          out.endRun(at, 'failed', 'prompt_too_long', 'the context window was exceeded');
-        }
-        return;
-      default:
-        out.step(done('callModel'), 'finish_requested', at);
-        out.append(assistant, 'assistant', at);
-        run.stop = { summaries: [] };
-    }
+    const at = round.resultsAt ?? round.lastAt;
+    endToolBatch(out, pending, at, this.compactionAt(nextIdx) ? 'auto_compact' : 'tool_result_continuation');
   }
 
-  // ---- stop hooks --------------------------------------------------------------------------
-
-  /**
-   * Stop checks after a response without tool_use. A summary that prevented continuation, a
-   * block's feedback, or an interrupt decide them (and are consumed: true); anything else means
-   * every hook allowed the finish (or none ran): completed.
-   */
-  private resolveStop(e: TranscriptEvent | null, i: number | null): boolean {
+  /** The person interrupted the tools: every call answered, the marker appended, the run aborted. */
+  private abortTools(
+    pending: PendingTools,
+    at: number,
+    marker: TranscriptEvent | null,
+    i: number | null,
+  ): void {
     const out = this.out;
-    const run = out.open;
-    if (!run?.stop) return false;
-    const pending = run.stop;
-    const commands = pending.summaries.flatMap((s) => s.commands).join(' && ');
-    const durationMs = pending.summaries.reduce((n, s) => n + s.durationMs, 0);
-    const hook = (decision: 'allow' | 'block' | 'prevent', at: number, reason?: string) =>
-      out.rec('hook.decided', at, {
-        hook: 'Stop',
-        decision,
-        ...(reason ? { reason } : {}),
-        ...(commands ? { command: commands } : {}),
-        durationMs,
-      });
-    if (e?.kind === 'stopHookSummary') {
-      this.consumed.add(i!);
-      if (!e.prevented) {
-        pending.summaries.push({ commands: e.commands, durationMs: e.durationMs });
-        return true;
-      }
-      pending.summaries.push({ commands: e.commands, durationMs: e.durationMs });
-      run.stop = null;
-      out.rec('hook.decided', e.at, {
-        hook: 'Stop',
-        decision: 'prevent',
-        ...(e.stopReason ? { reason: e.stopReason } : {}),
-        ...(e.commands.length ? { command: e.commands.join(' && ') } : {}),
-        durationMs: e.durationMs,
-      });
-      out.step(done('stopChecks'), 'stop_hook_prevented', e.at);
-      out.endRun(e.at, 'failed', 'stop_hook_prevented', e.stopReason ?? 'a stop hook prevented continuation');
-      return true;
+    out.rec('abort.requested', at, { reason: 'interrupted by the user' });
+    endToolBatch(out, pending, at, 'aborted');
+    if (marker?.kind === 'interrupt' && i !== null) {
+      out.append(marker.message, 'interrupted', marker.at);
+      this.consumed.add(i);
     }
-    run.stop = null;
-    if (e?.kind === 'stopFeedback') {
-      this.consumed.add(i!);
-      hook('block', e.at, e.reason);
-      out.step(done('stopChecks'), 'stop_hook_continuation', e.at);
-      out.append(e.message, 'stop_hook_feedback', e.at);
-      return true;
-    }
-    if (e?.kind === 'interrupt') {
-      this.consumed.add(i!);
-      out.rec('abort.requested', e.at, { reason: 'interrupted by the user' });
-      out.step(failed('stopChecks'), 'aborted', e.at);
-      out.append(e.message, 'interrupted', e.at);
-      out.endRun(e.at, 'aborted', 'aborted');
-      return true;
-    }
-    const at = e?.at ?? this.result.lastAt ?? 0;
-    if (pending.summaries.length) hook('allow', at);
-    out.step(done('stopChecks'), 'completed', at);
-    out.endRun(at, 'completed', 'completed');
-    return false;
+    out.endRun(at, 'aborted', 'aborted');
   }
 
-  // ---- model errors ----------------------------------------------------------------------------
+  // ---- stop hooks and model errors ------------------------------------------------------------
+
+  /** Stop checks pending after a finished response: `e` decides them (stopChecks.ts). */
+  private resolveStop(e: TranscriptEvent | null, i: number | null): boolean {
+    const used = decideStop(this.out, e, this.result.lastAt ?? 0);
+    if (used && i !== null) this.consumed.add(i);
+    return used;
+  }
 
   private apiError(e: EventOf<'apiError'>, i: number): void {
     this.settle(i);
     this.ensureRun(e.at, i);
-    const out = this.out;
-    out.requested(e.at);
+    this.out.requested(e.at);
     const j = this.peek(i);
     const next = j === null ? null : this.events[j]!;
-    const tooLong = /prompt is too long/i.test(e.text);
-    const base = {
-      overloaded: e.status === 529 || /overloaded/i.test(e.text),
-      ...(e.status !== null ? { status: e.status } : {}),
-      ...(e.errorType ? { errorType: e.errorType } : {}),
-      message: e.text,
-    };
     if (next && (next.kind === 'assistant' || next.kind === 'apiRetry' || next.kind === 'apiError')) {
       // Claude Code tried again: the failure was retried.
-      out.rec('model.failed', e.at, { purpose: 'turn', failure: { kind: 'retryable', ...base } });
-      this.backoff(e.at, Math.max(0, next.at - e.at));
-      return;
+      retriedApiError(this.out, e, next.at);
+    } else if (isPromptTooLong(e) && this.compactionAt(j)) {
+      compactedApiError(this.out, e);
+    } else {
+      finalApiError(this.out, e);
     }
-    if (tooLong) {
-      const failure: ModelFailure = { kind: 'prompt_too_long', ...base, ...parsePromptTooLong(e.text) };
-      out.rec('model.failed', e.at, { purpose: 'turn', failure });
-      if (this.compactionAt(j)) {
-        out.step(failed('callModel'), 'compact_retry', e.at);
-        out.open!.compactMode = 'reactive';
-      } else {
-        out.step(failed('callModel'), 'prompt_too_long', e.at);
-        out.endRun(e.at, 'failed', 'prompt_too_long', e.text);
-      }
-      return;
-    }
-    const kind = RETRYABLE_STATUS(e.status) ? 'retryable' : 'fatal';
-    out.rec('model.failed', e.at, { purpose: 'turn', failure: { kind, ...base } });
-    out.step(failed('callModel'), 'model_error', e.at);
-    out.endRun(e.at, 'failed', 'model_error', e.text);
   }
 
   private apiRetry(e: EventOf<'apiRetry'>, i: number): void {
     this.settle(i);
     this.ensureRun(e.at, i);
     this.out.requested(e.at);
-    const failure: ModelFailure = {
-      kind: 'retryable',
-      overloaded: e.status === 529 || /overload/i.test(e.message),
-      ...(e.status !== null ? { status: e.status } : {}),
-      message: e.message,
-    };
-    this.out.rec('model.failed', e.at, { purpose: 'turn', failure });
-    this.backoff(e.at, e.retryInMs ?? 0);
-  }
-
-  /** `requesting → recovering → requesting`: the wait, then the same request again. */
-  private backoff(at: number, delayMs: number): void {
-    const out = this.out;
-    out.step(failed('callModel'), 'transport_retry', at);
-    out.rec('backoff.scheduled', at, { attempt: out.open!.attempt, delayMs });
-    out.step(done('backoff'), 'backoff_elapsed', at + delayMs);
-    out.retried(at + delayMs);
+    retryLine(this.out, e);
   }
 
   // ---- compaction and interrupts ---------------------------------------------------------------
@@ -691,12 +441,12 @@ class TranscriptMapper {
       out.append(e.message, 'interrupted', e.at);
       return;
     }
-    if (run.walk.state === 'building') out.requested(e.at);
-    out.rec('abort.requested', e.at, { reason: 'interrupted by the user' });
     if (run.pendingTools) {
-      this.finishTools(run.pendingTools, e.at, e, i);
+      this.abortTools(run.pendingTools, e.at, e, i);
       return;
     }
+    if (run.walk.state === 'building') out.requested(e.at);
+    out.rec('abort.requested', e.at, { reason: 'interrupted by the user' });
     if (run.walk.state === 'compacting') {
       out.step(failed('compact'), 'aborted', e.at);
     } else {
