@@ -35,17 +35,17 @@ export async function verifyImported(
   const imported = importedFromOf(records)!;
   const chart = chartOf(options.machine);
   const importedRuns = new Set<string>();
+  const byRun = new Map<string, LogRecord[]>();
   for (const r of records) {
     if (r.type === 'run.started' && r.seq <= imported.records && r.run) importedRuns.add(r.run);
+    if (!r.run || !importedRuns.has(r.run)) continue;
+    const list = byRun.get(r.run);
+    if (list) list.push(r);
+    else byRun.set(r.run, [r]);
   }
   let transitions = 0;
   try {
-    for (const run of importedRuns) {
-      transitions += checkRun(
-        chart,
-        records.filter((r) => r.run === run),
-      );
-    }
+    for (const run of byRun.values()) transitions += checkRun(chart, run);
   } catch (e) {
     if (!(e instanceof Nonconformance)) throw e;
     return {
