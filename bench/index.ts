@@ -1,3 +1,4 @@
+import { benchImport } from './import.ts';
 import { benchLoop } from './loop.ts';
 import { benchPostgres } from './postgres.ts';
 import { benchReplay } from './replay.ts';
@@ -12,3 +13,4 @@ await benchLoop(rounds);
 await benchStore();
 await benchReplay();
 await benchPostgres();
+await benchImport();

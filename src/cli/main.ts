@@ -3,6 +3,7 @@ import { registerApprovals } from './commands/approvals.ts';
 import { registerCopy } from './commands/copy.ts';
 import { registerCoverage } from './commands/coverage.ts';
 import { registerFork } from './commands/fork.ts';
+import { registerImport } from './commands/import.ts';
 import { registerLog } from './commands/log.ts';
 import { registerPaths } from './commands/paths.ts';
 import { registerReplay } from './commands/replay.ts';
@@ -41,6 +42,7 @@ const commands: ((p: Command) => void)[] = [
   registerWorker,
   registerApprovals,
   registerCopy,
+  registerImport,
 ];
 
 for (const register of commands) register(program);

@@ -51,5 +51,10 @@ export interface EventStore {
    * aborts. A session that does not exist yet is waited for.
    */
   follow?(session: string, options: { afterSeq: number; signal: AbortSignal }): AsyncIterable<LogRecord>;
+  /**
+   * Deletes a whole session: its stream and its catalog row (never part of one). Optional: a
+   * store that cannot omits it. `reloop import --force` uses it to replace an import.
+   */
+  remove?(session: string): Promise<void>;
   close(): Promise<void>;
 }

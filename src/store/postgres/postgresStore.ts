@@ -4,6 +4,7 @@ import { catalogSorted } from '../catalogSort.ts';
 import { ConcurrencyError, SessionNotFoundError } from '../errors.ts';
 import type { LogRecord } from '../records.ts';
 import { redactUrl } from '../redactUrl.ts';
+import { JobBusyError } from '../runQueue.ts';
 import type { AppendOptions, EventStore, ReadRange, SessionInfo, SessionJob } from '../types.ts';
 import { checkContiguous, parseRecordLine, validateRecord } from '../validate.ts';
 import { GroupCommitter, type PendingAppend } from './groupCommit.ts';
@@ -234,6 +235,35 @@ export class PostgresEventStore implements EventStore {
       if (!signal.aborted && this.listener.error) throw this.listener.error;
     } finally {
       sub.close();
+    }
+  }
+
+  /**
+   * Deletes a session's records, catalog row and queue entry in one transaction, under the
+   * catalog row's lock (an append racing it either lands before or finds no session). A session
+   * a worker holds is refused.
+   */
+  async remove(session: string): Promise<void> {
+    this.assertOpen();
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT 1 FROM reloop.sessions WHERE id = $1 FOR UPDATE', [session]);
+      const held = await client.query<{ state: string }>(
+        `SELECT state FROM reloop.jobs WHERE session = $1 AND state = 'claimed' FOR UPDATE`,
+        [session],
+      );
+      if (held.rows.length > 0) throw new JobBusyError(session, 'claimed');
+      await client.query('DELETE FROM reloop.records WHERE session = $1', [session]);
+      await client.query('DELETE FROM reloop.jobs WHERE session = $1', [session]);
+      await client.query('DELETE FROM reloop.sessions WHERE id = $1', [session]);
+      await client.query('COMMIT');
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    } finally {
+      client.release();
+      this.rows.delete(session);
     }
   }
 
