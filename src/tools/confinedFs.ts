@@ -402,7 +402,7 @@ export function confinedDirReader(root: FsRoot): {
   refused: string[];
 } {
   const refused: string[] = [];
-  const readdir = ((dir: string, options: unknown, cb: (err: Error | null, entries?: Dirent[]) => void) => {
+  const readdir = ((dir: string, _options: unknown, cb: (err: Error | null, entries?: Dirent[]) => void) => {
     void listConfined(root, dir, refused).then(
       (entries) => cb(null, entries),
       (e: unknown) => cb(e instanceof Error ? e : new Error(String(e)), []),

@@ -20,7 +20,7 @@ export function checkGlobPattern(pattern: string): PatternVerdict {
   const expanded = expandBraces(pattern, MAX_BRACE_EXPANSIONS);
   if (!expanded) return { ok: false, why: `its braces expand to more than ${MAX_BRACE_EXPANSIONS} patterns` };
   for (const alt of expanded) {
-    const plain = unescape(alt);
+    const plain = unescapeGlob(alt);
     if (
       plain.startsWith('/') ||
       plain.startsWith('\\') ||
@@ -36,7 +36,7 @@ export function checkGlobPattern(pattern: string): PatternVerdict {
   return { ok: true };
 }
 
-function unescape(s: string): string {
+function unescapeGlob(s: string): string {
   return s.replace(/\\(.)/gs, '$1');
 }
 
