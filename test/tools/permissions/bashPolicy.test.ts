@@ -112,7 +112,7 @@ describe('deny rules see every spelling of a command', () => {
     "$'rm' x",
     '$"rm" x',
     'x=rm; $x a',
-    '${RM:-rm} x',
+    `${'$'}{RM:-rm} x`,
     'cat <<EOF | sh\nrm x\nEOF',
     'sh <<< "rm x"',
     'echo {rm,x}',
