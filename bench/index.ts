@@ -1,5 +1,6 @@
 import { benchLoop } from './loop.ts';
 import { benchReplay } from './replay.ts';
+import { benchSandbox } from './sandbox.ts';
 import { benchStore } from './store.ts';
 
 /**
@@ -10,3 +11,4 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 10_000);
 await benchLoop(rounds);
 await benchStore();
 await benchReplay();
+await benchSandbox();

@@ -145,9 +145,11 @@ async function readAll(fd: number, sizeHint: number, maxBytes: number, p: string
       buf.copy(bigger, 0, 0, len);
       buf = bigger;
     }
-    const { bytesRead } = await readAsync(fd, buf, len, buf.length - len, len);
-    if (bytesRead === 0) break;
+    const want = buf.length - len;
+    const { bytesRead } = await readAsync(fd, buf, len, want, len);
     len += bytesRead;
+    // A regular file reads short only at its end: no extra read just to see zero bytes.
+    if (bytesRead < want) break;
   }
   if (len > maxBytes) throw new FileTooLargeError(p, len, maxBytes);
   return buf.subarray(0, len);
