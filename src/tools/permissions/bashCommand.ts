@@ -153,7 +153,19 @@ const NOT_ALLOWABLE: Record<string, string> = {
   readonly: 'readonly assigns variables',
   local: 'local assigns variables',
   unset: 'unset changes variables',
+  let: 'let assigns variables',
+  read: 'read assigns variables',
+  mapfile: 'mapfile assigns variables and may run a callback',
+  readarray: 'readarray assigns variables and may run a callback',
+  getopts: 'getopts assigns variables',
+  compgen: 'compgen may run a command',
+  complete: 'complete may run a command later',
+  fc: 'fc runs commands from the history',
+  bind: 'bind may run a command',
 };
+
+/** Builtins that run a string they are given (`mapfile -C cmd`, `compgen -C cmd`, `fc`). */
+const RUNS_STRINGS = new Set(['mapfile', 'readarray', 'compgen', 'complete', 'fc', 'bind']);
 
 const MAX_DEPTH = 4;
 /** `sudo sudo sudo …` would multiply the views; past this the command is too complex to vouch for. */
@@ -183,6 +195,16 @@ function simple(cmd: SimpleCommand, a: BashAnalysis, depth: number): void {
   if (cmd.words.length === 0) return;
   const view: CommandView = { words: cmd.words.map((w) => w.value), glob: cmd.words.map((w) => w.glob) };
   if (view.glob[0]) a.unaccounted ??= `its command name ${view.words[0]} is a glob`;
+  // `printf -v 'a[$(cmd)]'`, `test -v …`, `read 'a[…]'`: bash evaluates a subscript in a variable
+  // name, command substitutions included, even when the word was quoted.
+  const subscript = view.words.find((w) => w.includes('[') && /[$`]/.test(w));
+  if (subscript !== undefined) {
+    const why = `the word ${JSON.stringify(subscript)} may be evaluated as an array subscript`;
+    a.unaccounted ??= why;
+    a.denyBlind ??= why;
+  }
+  if (view.words[0] === 'printf' && view.words.includes('-v'))
+    a.unaccounted ??= 'printf -v assigns a variable';
   allowSide(view, a, depth);
   denySide(view, a, depth);
 }
@@ -246,6 +268,7 @@ function denySide(view: CommandView, a: BashAnalysis, depth: number): void {
   const name = words[0] as string;
   if (NAME_CHANGING.has(name)) a.denyBlind ??= `${name} changes what later command names mean`;
   if (name === 'source' || name === '.') a.denyBlind ??= `${name} runs a file reloop cannot see`;
+  if (RUNS_STRINGS.has(name)) a.denyBlind ??= `${name} may run a command reloop cannot see`;
   if (name === 'eval') collect(view.words.slice(1).join(' '), a, depth + 1);
   else if (name === 'trap') {
     const action = view.words[1];

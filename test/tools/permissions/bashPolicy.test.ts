@@ -129,6 +129,11 @@ describe('deny rules see every spelling of a command', () => {
     '. ./script.sh',
     'a[$(rm x)]=1',
     'r[m] x',
+    "test -v 'a[$(rm x)]'",
+    "printf -v 'a[$(rm x)]' y",
+    "read 'a[`rm x`]' < /dev/null",
+    "mapfile -C 'rm x' -c 1 a < f",
+    "compgen -C 'rm x' y",
     'echo "unterminated',
     'rm\\',
   ];
@@ -194,6 +199,9 @@ describe('allow rules vouch only for what they name', () => {
     'ls; set -o xtrace',
     'xargs ls',
     'find . -exec ls {} ;',
+    "ls 'a[$(rm x)]'",
+    'ls; printf -v PATH /tmp/evil',
+    'ls; read PATH < f',
   ])('%j is not allowed (asked)', async (cmd) => {
     expect((await decide({ mode: 'default', allow }, cmd)).behavior).toBe('ask');
   });
@@ -208,6 +216,14 @@ describe('allow rules vouch only for what they name', () => {
     );
     expect((await decide({ mode: 'default', allow: rules }, 'find . -exec rm {} +')).behavior).toBe('ask');
     expect((await decide({ mode: 'default', allow: rules }, 'nice --unknown npm test')).behavior).toBe('ask');
+  });
+
+  it('not even a rule for the command itself vouches for subscripts or assignments it makes', async () => {
+    const rules = ['Bash(printf:*)', 'Bash(test:*)', 'Bash(ls:*)'];
+    expect((await decide({ mode: 'default', allow: rules }, "printf '%s' x")).behavior).toBe('allow');
+    for (const cmd of ['printf -v PATH /tmp/evil; ls', "test -v 'a[$(rm x)]'", "printf -v 'a[`id`]' x"]) {
+      expect((await decide({ mode: 'default', allow: rules }, cmd)).behavior, cmd).toBe('ask');
+    }
   });
 
   it('never in plan mode', async () => {
