@@ -277,6 +277,17 @@ function denySide(view: CommandView, a: BashAnalysis, depth: number): void {
   } else if (SHELLS.has(name) || name === 'su') {
     const script = shellScriptArg(view.words);
     if (script !== undefined) collect(script, a, depth + 1);
+  } else if (name === 'env') {
+    // `env -S 'rm x'` splits its argument into a command line of its own.
+    const w = view.words;
+    for (let i = 1; i < w.length; i++) {
+      const word = w[i] as string;
+      if (word === '-S' || word === '--split-string') collect(w[i + 1] ?? '', a, depth + 1);
+      else if (word.startsWith('--split-string='))
+        collect(word.slice('--split-string='.length), a, depth + 1);
+      else if (/^-[^-]*S/.test(word))
+        collect(word.slice(word.indexOf('S') + 1) || (w[i + 1] ?? ''), a, depth + 1);
+    }
   } else if (name === 'watch') {
     collect(
       view.words
