@@ -1,3 +1,4 @@
+import { benchImport } from './import.ts';
 import { benchLoop } from './loop.ts';
 import { benchReplay } from './replay.ts';
 import { benchSandbox } from './sandbox.ts';
@@ -11,4 +12,5 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 10_000);
 await benchLoop(rounds);
 await benchStore();
 await benchReplay();
+await benchImport();
 await benchSandbox();
