@@ -2,6 +2,7 @@ import { benchImport } from './import.ts';
 import { benchLoop } from './loop.ts';
 import { benchPostgres } from './postgres.ts';
 import { benchReplay } from './replay.ts';
+import { benchSandbox } from './sandbox.ts';
 import { benchStore } from './store.ts';
 
 /**
@@ -14,3 +15,4 @@ await benchStore();
 await benchReplay();
 await benchPostgres();
 await benchImport();
+await benchSandbox();

@@ -23,5 +23,11 @@ export function withRunFlags(cmd: Command): Command {
     .option('--deny <rule>', 'deny rule (repeatable)', collect, [])
     .option('--stop-hook <command>', 'command run when the model wants to stop (repeatable)', collect, [])
     .option('--settings <file>', 'Claude-Code-style settings JSON with hooks (PreToolUse, Stop)')
-    .option('--fallback-model <name>', 'model to switch to after repeated overloads (529)');
+    .option('--fallback-model <name>', 'model to switch to after repeated overloads (529)')
+    .option(
+      '--pass-env <name>',
+      'let Bash and hooks see this secret variable (withheld by default; see docs/security.md) (repeatable)',
+      collect,
+      [],
+    );
 }

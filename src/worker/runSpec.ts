@@ -31,6 +31,8 @@ export const RunSpecSchema = z.strictObject({
   deny: z.array(z.string()),
   stopHook: z.array(z.string()),
   settings: z.string().optional(),
+  /** Secret variables Bash and hooks may see (on the worker: its own environment's values). */
+  passEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).default([]),
 });
 export type RunSpec = z.infer<typeof RunSpecSchema>;
 
@@ -74,10 +76,11 @@ export async function sessionOptionsFor(
         startAt: deps.scriptStartAt ?? 0,
       })
     : new AnthropicModelClient();
-  const stopHooks: StopHook[] = spec.stopHook.map((c) => createCommandStopHook(c, { cwd }));
+  const passEnv = spec.passEnv;
+  const stopHooks: StopHook[] = spec.stopHook.map((c) => createCommandStopHook(c, { cwd, passEnv }));
   let toolHooks: ToolHooks | undefined;
   if (spec.settings) {
-    const hooks = await loadHookSettings(spec.settings, { cwd });
+    const hooks = await loadHookSettings(spec.settings, { cwd, passEnv });
     stopHooks.push(...hooks.stopHooks);
     toolHooks = hooks.toolHooks;
     for (const w of hooks.warnings) deps.warn?.(w);
@@ -86,7 +89,10 @@ export async function sessionOptionsFor(
     store: deps.store,
     model,
     cwd,
-    tools: builtinTools({ allowOutsideCwd: spec.allow.some((r) => /\((\/|~\/|\.\.)/.test(r)) }),
+    tools: builtinTools({
+      allowOutsideCwd: spec.allow.some((r) => /\((\/|~\/|\.\.)/.test(r)),
+      bash: { passEnv },
+    }),
     canUseTool: createPermissionPolicy({
       mode: spec.permissionMode,
       allow: spec.allow,

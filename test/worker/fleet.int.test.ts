@@ -45,6 +45,7 @@ function spec(n: number, counter: string): RunSpec {
     allow: [],
     deny: [],
     stopHook: [],
+    passEnv: [],
   };
 }
 

@@ -103,6 +103,7 @@ async function specOf(opts: RunOptions): Promise<unknown> {
     allow: opts.allow,
     deny: opts.deny,
     stopHook: opts.stopHook,
+    passEnv: opts.passEnv ?? [],
     ...(opts.settings ? { settings: path.resolve(opts.settings) } : {}),
   };
 }
