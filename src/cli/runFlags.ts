@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { UsageError } from './io.ts';
 
 const collect = (v: string, prev: string[]) => [...prev, v];
 
@@ -25,9 +26,20 @@ export function withRunFlags(cmd: Command): Command {
     .option('--settings <file>', 'Claude-Code-style settings JSON with hooks (PreToolUse, Stop)')
     .option('--fallback-model <name>', 'model to switch to after repeated overloads (529)')
     .option(
+      '--on-ask <park|deny>',
+      'when the policy asks and nobody can answer (no terminal, --json, a worker): park the run for `reloop approve` (default) or deny the call',
+      'park',
+    )
+    .option(
       '--pass-env <name>',
       'let Bash and hooks see this secret variable (withheld by default; see docs/security.md) (repeatable)',
       collect,
       [],
     );
+}
+
+/** `--on-ask`: what an `ask` nobody can answer becomes. */
+export function parseOnAsk(raw: string | undefined): 'park' | 'deny' {
+  if (raw === undefined || raw === 'park' || raw === 'deny') return raw ?? 'park';
+  throw new UsageError(`--on-ask must be park or deny, got ${JSON.stringify(raw)}`);
 }

@@ -33,6 +33,8 @@ export const RunSpecSchema = z.strictObject({
   settings: z.string().optional(),
   /** Secret variables Bash and hooks may see (on the worker: its own environment's values). */
   passEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).default([]),
+  /** What an `ask` becomes (nobody is attached to a worker): park for an approval, or deny. */
+  onAsk: z.enum(['park', 'deny']).default('park'),
 });
 export type RunSpec = z.infer<typeof RunSpecSchema>;
 
@@ -99,7 +101,7 @@ export async function sessionOptionsFor(
       deny: spec.deny,
       cwd,
     }),
-    unattendedAsk: 'park',
+    unattendedAsk: spec.onAsk,
     toolHooks,
     stopHooks,
     settings,

@@ -82,6 +82,9 @@ async function prepare(batches: readonly (readonly ToolCall[])[], opts: Scripted
     '--cwd',
     opts.cwd,
     '--json',
+    // The sandbox tests want the model told "no" when the policy asks (the default parks the run).
+    '--on-ask',
+    'deny',
     ...(opts.args ?? []),
     'go',
   ];

@@ -46,6 +46,7 @@ function spec(n: number, counter: string): RunSpec {
     deny: [],
     stopHook: [],
     passEnv: [],
+    onAsk: 'park',
   };
 }
 

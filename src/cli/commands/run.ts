@@ -36,7 +36,7 @@ import {
   withCommonOptions,
 } from '../io.ts';
 import { liveOutput } from '../liveOutput.ts';
-import { withRunFlags } from '../runFlags.ts';
+import { parseOnAsk, withRunFlags } from '../runFlags.ts';
 
 export interface RunOptions extends GlobalOptions {
   model?: string;
@@ -53,6 +53,7 @@ export interface RunOptions extends GlobalOptions {
   resume?: string;
   demo?: boolean;
   passEnv: string[];
+  onAsk?: string;
 }
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
@@ -147,6 +148,7 @@ export async function runWith(
     tools: builtinTools({ allowOutsideCwd: outsideAllowed, bash: { passEnv } }),
     canUseTool,
     askUser: !quiet && process.stdin.isTTY ? terminalAsk : undefined,
+    unattendedAsk: parseOnAsk(opts.onAsk),
     toolHooks,
     stopHooks,
     settings,
@@ -216,6 +218,7 @@ async function modelFrom(opts: RunOptions, requestAbort: () => void): Promise<Mo
 /** Validates the flags that need no I/O; throws UsageError / CommandFailed (exit 2). */
 export function checkRunFlags(opts: RunOptions): void {
   parseMode(opts.permissionMode);
+  parseOnAsk(opts.onAsk);
   for (const name of opts.passEnv ?? []) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
       throw new UsageError(`--pass-env takes a variable name, got ${JSON.stringify(name)}`);

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { CommandFailed, openStore, out, printJson, UsageError, withCommonOptions } from '../io.ts';
-import { withRunFlags } from '../runFlags.ts';
+import { parseOnAsk, withRunFlags } from '../runFlags.ts';
 import type { RunOptions } from './run.ts';
 
 /**
@@ -104,6 +104,7 @@ async function specOf(opts: RunOptions): Promise<unknown> {
     deny: opts.deny,
     stopHook: opts.stopHook,
     passEnv: opts.passEnv ?? [],
+    onAsk: parseOnAsk(opts.onAsk),
     ...(opts.settings ? { settings: path.resolve(opts.settings) } : {}),
   };
 }

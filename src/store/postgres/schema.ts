@@ -135,8 +135,12 @@ export class StoreSchemaError extends Error {
 }
 
 async function versionOf(client: pg.ClientBase): Promise<number> {
-  const exists = await client.query<{ t: string | null }>(`SELECT to_regclass('reloop.meta')::text AS t`);
-  if (!exists.rows[0]?.t) return 0;
+  // A scan of the catalog under this statement's snapshot, not a name lookup: a lookup may answer
+  // from the backend's cache, which can still say "no such table" after another process made it.
+  const exists = await client.query(
+    `SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = 'reloop' AND tablename = 'meta'`,
+  );
+  if (exists.rows.length === 0) return 0;
   const r = await client.query<{ value: string }>(
     `SELECT value FROM reloop.meta WHERE key = 'schema_version'`,
   );
@@ -151,22 +155,27 @@ export async function migrate(client: pg.ClientBase): Promise<{ from: number; to
   const before = await versionOf(client);
   if (before === PG_SCHEMA_VERSION) return { from: before, to: before };
   if (before > PG_SCHEMA_VERSION) throw new StoreSchemaError(before, PG_SCHEMA_VERSION);
-  await client.query('BEGIN');
+  // The lock is taken before the transaction starts, so the transaction sees whatever another
+  // process migrated while this one waited.
+  await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
   try {
-    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-    // Another process may have migrated while we waited for the lock.
-    const from = await versionOf(client);
-    if (from > PG_SCHEMA_VERSION) throw new StoreSchemaError(from, PG_SCHEMA_VERSION);
-    for (let v = from + 1; v <= PG_SCHEMA_VERSION; v++) await client.query(MIGRATIONS[v - 1]!);
-    await client.query(
-      `INSERT INTO reloop.meta (key, value) VALUES ('schema_version', $1)
-       ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
-      [String(PG_SCHEMA_VERSION)],
-    );
-    await client.query('COMMIT');
-    return { from, to: PG_SCHEMA_VERSION };
-  } catch (e) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw e;
+    await client.query('BEGIN');
+    try {
+      const from = await versionOf(client);
+      if (from > PG_SCHEMA_VERSION) throw new StoreSchemaError(from, PG_SCHEMA_VERSION);
+      for (let v = from + 1; v <= PG_SCHEMA_VERSION; v++) await client.query(MIGRATIONS[v - 1]!);
+      await client.query(
+        `INSERT INTO reloop.meta (key, value) VALUES ('schema_version', $1)
+         ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
+        [String(PG_SCHEMA_VERSION)],
+      );
+      await client.query('COMMIT');
+      return { from, to: PG_SCHEMA_VERSION };
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    }
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
   }
 }

@@ -191,6 +191,32 @@ describePg('PostgreSQL store', () => {
     }
   });
 
+  it('six processes opening a fresh database at once: one migrates, all open it', async () => {
+    const fresh = await createTestDatabase();
+    try {
+      const opener = path.join(import.meta.dirname, 'support/pgOpen.ts');
+      const outs = await Promise.all(
+        Array.from({ length: 6 }, async () => {
+          const c = spawn(process.execPath, ['--import', 'tsx', opener, fresh.url], {
+            stdio: ['ignore', 'pipe', 'pipe'],
+          });
+          let out = '';
+          c.stdout!.on('data', (d: Buffer) => {
+            out += d.toString();
+          });
+          c.stderr!.on('data', (d: Buffer) => {
+            out += d.toString();
+          });
+          await once(c, 'exit');
+          return out.trim();
+        }),
+      );
+      expect(outs).toEqual(Array(6).fill('ok'));
+    } finally {
+      await fresh.drop();
+    }
+  });
+
   it('names the server it cannot reach, password masked', async () => {
     const err = await openPostgresStore('postgres://me:secret@127.0.0.1:1/nowhere').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StoreUnavailableError);
