@@ -4,7 +4,7 @@
  * and — when `reloop serve` serves the page — following the session live: each `record`
  * event of the server's event stream asks it for the viewer's view of the new records.
  */
-export const VIEWER_JS_MAIN = String.raw`
+export const VIEWER_JS_MAIN = `
 const decoded = new Map();
 let childByToolUse = new Map();
 let following = true;
@@ -122,13 +122,14 @@ function startLive() {
   const main = decoded.get(0);
   let fetching = false;
   let again = false;
+  let latest = 0;
   const pull = async () => {
     if (fetching) { again = true; return; }
     fetching = true;
     try {
       do {
         again = false;
-        const res = await fetch(M.live.view + '?after=' + (main.n ? main.seq(main.n - 1) : 0));
+        const res = await fetch(M.live.view + '?after=' + (main.n ? main.seq(main.n - 1) : 0) + '&until=' + latest);
         if (!res.ok) break;
         const ch = await res.json();
         if (ch.count > 0 && main.apply(ch) && S === main) {
@@ -144,7 +145,10 @@ function startLive() {
     }
   };
   const events = new EventSource(M.live.events + '?after=' + (main.n ? main.seq(main.n - 1) : 0));
-  events.addEventListener('record', pull);
+  events.addEventListener('record', (e) => {
+    latest = Math.max(latest, Number(e.lastEventId) || 0);
+    pull();
+  });
   events.addEventListener('open', () => { $('live').textContent = '● live'; $('live').className = ''; });
   events.addEventListener('error', () => { $('live').textContent = '○ reconnecting'; $('live').className = 'off'; });
 }

@@ -98,7 +98,7 @@ for (const ch of charts) {
 for (const b of document.querySelectorAll('#chart-views button')) {
   b.addEventListener('click', () => {
     chartView = b.dataset.view;
-    for (const ch of charts) ch.svg.hidden = ch.view !== chartView;
+    for (const ch of charts) ch.svg.toggleAttribute('hidden', ch.view !== chartView);
     for (const o of document.querySelectorAll('#chart-views button')) o.classList.toggle('on', o === b);
     if (S && cur >= 0) markChart(cur);
   });
@@ -210,10 +210,10 @@ function makeRow() {
   return r;
 }
 function badgeOf(i, type) {
-  if (type === 'run.started') return ['run', '▶ ' + S.runLabel(S.c.run[i]) + ' starts'];
-  if (type === 'run.ended') return ['run', '■ ' + S.runLabel(S.c.run[i]) + ' ends'];
   const fork = S.meta.forkedFrom;
   if (fork && S.seq(i) === fork.seq) return ['fork', '⑂ fork point: copied from ' + clip(fork.session, 18) + ' up to here'];
+  if (type === 'run.started') return ['run', '▶ ' + S.runLabel(S.c.run[i]) + ' starts'];
+  if (type === 'run.ended') return ['run', '■ ' + S.runLabel(S.c.run[i]) + ' ends'];
   if (type === 'session.created' && S.meta.parent) return ['child', '↰ child of ' + clip(S.meta.parent.session, 18)];
   if (type === 'tool.started' && childByToolUse.size) {
     const child = childByToolUse.get(S.record(i).data.toolUseId);
