@@ -1,6 +1,7 @@
 import { benchLoop } from './loop.ts';
 import { benchReplay } from './replay.ts';
 import { benchStore } from './store.ts';
+import { benchViewer } from './viewer.ts';
 
 /**
  * `npm run bench`: every benchmark, printed as tables (docs/BENCHMARKS.md records the numbers
@@ -10,3 +11,4 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 10_000);
 await benchLoop(rounds);
 await benchStore();
 await benchReplay();
+await benchViewer();

@@ -37,7 +37,7 @@ export function chartSvg(chart: Chart, layout: ChartLayout): string {
   for (const kind of ['base', 'taken', 'last']) {
     out.push(
       `<marker id="arrow-${kind}-${layout.view}" class="arrow-${kind}" viewBox="0 0 10 10" refX="9" refY="5" ` +
-        'markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z"/></marker>',
+        'markerUnits="userSpaceOnUse" markerWidth="11" markerHeight="11" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z"/></marker>',
     );
   }
   out.push('</defs>');

@@ -168,7 +168,10 @@ export class ViewerIndex {
   private readonly turns = new Ledger<{ run: string; turn: number; first: number }>();
   private readonly segOps = new Ledger<[number, number]>();
   private readonly messages = new Ledger<string>();
-  private readonly pooled = new Map<string, number>();
+  /** Pool ids of the current segment's messages, in history order. */
+  private segIds: number[] = [];
+  private lastUsage: unknown;
+  private usageIx = -1;
   private readonly edgeIndex: Map<string, number>;
   private readonly stateIndex: Map<string, number>;
   private readonly toolOfUse = new Map<string, string>();
@@ -200,7 +203,7 @@ export class ViewerIndex {
     this.state = evolve(prev, r);
     this.t0 ??= r.at;
     if (this.seg < 0) this.seg = this.segments++;
-    this.poolMessages(r, prev, i);
+    const appended = this.poolMessages(r, prev, i);
     const run = r.run ?? '';
     if (r.type === 'session.created') this.parent = parentOf(r.data);
     if (r.type === 'run.started') {
@@ -232,9 +235,13 @@ export class ViewerIndex {
     c.state.push(this.lastTo === null ? -1 : (this.stateIndex.get(this.lastTo) ?? -1));
     c.seg.push(this.seg);
     c.len.push(this.state.messages.length);
-    c.usage.push(this.usages.intern(usageTuple(this.state.usage), i));
+    if (this.state.usage !== this.lastUsage) {
+      this.lastUsage = this.state.usage;
+      this.usageIx = this.usages.intern(usageTuple(this.state.usage), i);
+    }
+    c.usage.push(this.usageIx);
     this.lines.push(JSON.stringify(r));
-    this.notes.push(recordNote(r).replace(/[\r\n]+/g, ' '));
+    this.notes.push(recordNote(r, appended).replace(/[\r\n]+/g, ' '));
   }
 
   /** Records `from ..` (all of them by default) as a chunk; the session meta as of now. */
@@ -284,26 +291,31 @@ export class ViewerIndex {
     };
   }
 
-  private pool(m: Message, origin: string, i: number, reuse: boolean): number {
-    const key = JSON.stringify(m);
-    const known = this.pooled.get(key);
-    if (known !== undefined && reuse) return known;
-    const id = this.messages.add(JSON.stringify({ role: m.role, origin, content: m.content }), i);
-    this.pooled.set(key, id);
-    return id;
+  private pool(m: Message, origin: string, i: number): number {
+    return this.messages.add(JSON.stringify({ role: m.role, origin, content: m.content }), i);
   }
 
-  private poolMessages(r: LogRecord, prev: SessionState, i: number): void {
-    if (this.state.messages === prev.messages) return;
+  /** Pools what the record added to the history; returns the added messages (none for a compaction). */
+  private poolMessages(r: LogRecord, prev: SessionState, i: number): readonly Message[] {
+    if (this.state.messages === prev.messages) return [];
     const now = this.state.messages.view();
     if (r.type === 'compaction.finished') {
+      // The kept tail is the same messages again: find them in the segment that ends here.
+      const before = new Map<string, number>();
+      prev.messages.view().forEach((m, k) => before.set(JSON.stringify(m), this.segIds[k]!));
       this.seg = this.segments++;
-      for (const m of now) this.segOps.add([this.seg, this.pool(m, 'compaction', i, true)], i);
-      return;
+      this.segIds = now.map((m) => before.get(JSON.stringify(m)) ?? this.pool(m, 'compaction', i));
+      for (const id of this.segIds) this.segOps.add([this.seg, id], i);
+      return [];
     }
     const origin = r.type === 'message.appended' ? r.data.origin : 'user';
-    for (const m of now.slice(prev.messages.length))
-      this.segOps.add([this.seg, this.pool(m, origin, i, false)], i);
+    const added = now.slice(prev.messages.length);
+    for (const m of added) {
+      const id = this.pool(m, origin, i);
+      this.segIds.push(id);
+      this.segOps.add([this.seg, id], i);
+    }
+    return added;
   }
 
   private turnIndex(r: LogRecord, i: number): number {
