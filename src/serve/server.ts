@@ -58,9 +58,12 @@ function send(res: ServerResponse, status: number, type: string, body: string): 
 const json = (res: ServerResponse, value: unknown, status = 200) =>
   send(res, status, 'application/json; charset=utf-8', JSON.stringify(value));
 
-/** `after` query parameter (or the SSE Last-Event-ID on reconnect): the last seq the client has. */
+/**
+ * The last seq the client has: the Last-Event-ID an EventSource sends when it reconnects (it
+ * wins: the URL still carries the `after` of the first connection), else `after`, else 0.
+ */
 function afterOf(url: URL, req: IncomingMessage): number {
-  const raw = url.searchParams.get('after') ?? (req.headers['last-event-id'] as string | undefined) ?? '0';
+  const raw = (req.headers['last-event-id'] as string | undefined) ?? url.searchParams.get('after') ?? '0';
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 0)
     throw new HttpError(400, 'BAD_REQUEST', `after must be a whole number, got ${JSON.stringify(raw)}`);
@@ -123,6 +126,10 @@ export async function startViewerServer(options: ViewerServerOptions): Promise<V
       'Content-Type': 'text/event-stream; charset=utf-8',
       Connection: 'keep-alive',
     });
+    if (req.method === 'HEAD') {
+      res.end();
+      return;
+    }
     res.write(': reloop session events\n\n');
     streams.add(res);
     const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);

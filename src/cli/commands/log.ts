@@ -1,7 +1,16 @@
 import type { Command } from 'commander';
 import type { LogRecord } from '../../store/records.ts';
+import type { EventStore } from '../../store/types.ts';
 import { describeRecord, timeOf } from '../format.ts';
-import { type GlobalOptions, intOption, openStore, out, UsageError, withCommonOptions } from '../io.ts';
+import {
+  CommandFailed,
+  type GlobalOptions,
+  intOption,
+  openStore,
+  out,
+  UsageError,
+  withCommonOptions,
+} from '../io.ts';
 
 type LogOptions = GlobalOptions & { from?: string; to?: string; type?: string; follow?: boolean };
 
@@ -16,7 +25,7 @@ export function registerLog(program: Command): void {
       .option('--follow', 'keep printing records as they land; exit when the run in progress ends'),
   ).action(async (session: string, opts: LogOptions) => {
     if (opts.follow && opts.to !== undefined) throw new UsageError('--follow cannot be combined with --to');
-    const store = await openStore(opts);
+    const store: EventStore = await openStore(opts);
     const print = (r: LogRecord) => {
       if (opts.type && r.type !== opts.type) return;
       if (opts.json) out(JSON.stringify(r));
@@ -38,6 +47,7 @@ export function registerLog(program: Command): void {
         else if (r.type === 'run.ended') open = false;
       }
       if (!open) return;
+      if (!store.follow) throw new CommandFailed('this store cannot follow a session (no EventStore.follow)');
       // Interrupted, it stops following and exits as a shell expects of a signal (128 + signal number).
       const stop = new AbortController();
       const interrupt = (signal: NodeJS.Signals) => {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import {
+  CommandFailed,
   type GlobalOptions,
   intOption,
   openStore,
@@ -25,6 +26,11 @@ export function registerServe(program: Command): void {
   ).action(async (opts: ServeOptions) => {
     const port = intOption('--port', opts.port);
     const store = await openStore(opts, ['torn_tail']);
+    // Every store here has it today; a store chosen by URL (PostgreSQL) must have it too.
+    if (typeof (store as { follow?: unknown }).follow !== 'function') {
+      await store.close();
+      throw new CommandFailed('this store cannot follow sessions (no EventStore.follow): serve needs it');
+    }
     // The server pulls in the chart and the viewer: loaded only when this command runs.
     const { startViewerServer } = await import('../../serve/server.ts');
     const served = await startViewerServer({ store, storeDir: storeDir(opts), host: opts.host, port }).catch(
