@@ -302,7 +302,9 @@ export class ViewerIndex {
     if (r.type === 'compaction.finished') {
       // The kept tail is the same messages again: find them in the segment that ends here.
       const before = new Map<string, number>();
-      prev.messages.view().forEach((m, k) => before.set(JSON.stringify(m), this.segIds[k]!));
+      prev.messages.view().forEach((m, k) => {
+        before.set(JSON.stringify(m), this.segIds[k]!);
+      });
       this.seg = this.segments++;
       this.segIds = now.map((m) => before.get(JSON.stringify(m)) ?? this.pool(m, 'compaction', i));
       for (const id of this.segIds) this.segOps.add([this.seg, id], i);
