@@ -296,6 +296,11 @@ describe.skipIf(missing)('the viewer of a fork', () => {
     expect(pane).toContain('try another way');
     expect(pane).toContain('now run the tests again');
     expect(await page.locator('#pane-fork td.fork-only', { hasText: 'Took another road' }).count()).toBe(1);
+    // What the fork's prompt and answer carry shows as text here too.
+    expect(pane).toContain(XSS_SCRIPT);
+    expect(pane).toContain(XSS_BREAKOUT);
+    expect(await page.locator('img').count()).toBe(0);
+    expect(await page.evaluate('typeof window.__pwned')).toBe('undefined');
     await page.locator('#pane-fork button', { hasText: 'open the source' }).click();
     await expect
       .poll(async () => (await page.textContent('#session-meta'))?.startsWith(source[0]!.session))

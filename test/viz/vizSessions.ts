@@ -84,14 +84,16 @@ export async function forkedSession(): Promise<{ source: LogRecord[]; fork: LogR
   const forkId = await forkSession(store, id, 55, counterIds('fork-'));
   const session = await Session.open(forkId, {
     store,
-    model: new ScriptedModelClient(parseScript({ turns: [textTurn('Took another road after the fork.')] })),
+    model: new ScriptedModelClient(
+      parseScript({ turns: [textTurn(`Took another road after the fork. ${XSS_BREAKOUT}`)] }),
+    ),
     clock: new VirtualClock(),
     random: seededRandom(7),
     ids: counterIds('f-'),
     cwd: process.cwd(),
     tools: [echoTool],
   });
-  await session.submit('try another way');
+  await session.submit(`try another way ${XSS_SCRIPT}`);
   const fork: LogRecord[] = [];
   for await (const r of store.read(forkId)) fork.push(r);
   return { source, fork, forkId };
