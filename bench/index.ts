@@ -1,3 +1,4 @@
+import { benchImport } from './import.ts';
 import { benchLoop } from './loop.ts';
 import { benchReplay } from './replay.ts';
 import { benchStore } from './store.ts';
@@ -12,3 +13,4 @@ await benchLoop(rounds);
 await benchStore();
 await benchReplay();
 await benchViewer();
+await benchImport();

@@ -80,6 +80,11 @@ export class MemoryEventStore implements EventStore {
     return this.streams.has(session);
   }
 
+  async remove(session: string): Promise<void> {
+    this.streams.delete(session);
+    this.catalog.delete(session);
+  }
+
   async close(): Promise<void> {
     this.closing.abort();
   }

@@ -1,7 +1,6 @@
-import { z } from 'zod';
 import type { Message, Usage } from '../model/messages.ts';
 import { evolve } from '../store/evolve.ts';
-import type { LogRecord } from '../store/records.ts';
+import type { LogRecord, ParentLink } from '../store/records.ts';
 import { emptySessionState, type SessionState } from '../store/sessionState.ts';
 import { type Chart, transitionKey } from './edgeCatalog.ts';
 import { recordNote } from './recordNotes.ts';
@@ -15,14 +14,8 @@ export interface PooledMessage {
   content: Message['content'];
 }
 
-/** Where a child session hangs off its parent: the `Task` call that started it. */
-export const ParentRefSchema = z.object({
-  session: z.string(),
-  run: z.string().nullable().optional(),
-  toolUseId: z.string().optional(),
-  agent: z.string().optional(),
-});
-export type ParentRef = z.infer<typeof ParentRefSchema>;
+/** Where a child session hangs off its parent (`session.created.parent`): the `Task` call that started it. */
+export type ParentRef = ParentLink;
 
 /** The per-record columns, one number per record each (−1: does not apply). */
 export const COLUMNS = [
@@ -205,7 +198,7 @@ export class ViewerIndex {
     if (this.seg < 0) this.seg = this.segments++;
     const appended = this.poolMessages(r, prev, i);
     const run = r.run ?? '';
-    if (r.type === 'session.created') this.parent = parentOf(r.data);
+    if (r.type === 'session.created') this.parent = r.data.parent ?? null;
     if (r.type === 'run.started') {
       this.lastTo = this.chart.initial;
       this.lastFact.delete(run);
@@ -353,13 +346,6 @@ export class ViewerIndex {
         return -1;
     }
   }
-}
-
-/** `parent` of a child session's `session.created` (sub-agents), read leniently: absent on older logs. */
-function parentOf(data: unknown): ParentRef | null {
-  const parent = (data as { parent?: unknown } | null)?.parent;
-  const parsed = ParentRefSchema.safeParse(parent);
-  return parsed.success ? parsed.data : null;
 }
 
 /** The index of a whole log. */

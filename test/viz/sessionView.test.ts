@@ -144,7 +144,7 @@ describe('the viewer index', () => {
     expect(tail.meta.records).toBe(records.length);
   });
 
-  it('reads a child session’s parent from session.created, leniently', async () => {
+  it('reads a child session’s parent from session.created (absent on other sessions)', async () => {
     const { records } = await interestingSession();
     const parent = { session: 's_parent', run: 'r_1', toolUseId: 'tu_task', agent: 'explorer' };
     const child = records.map((r) =>
