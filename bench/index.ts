@@ -1,6 +1,7 @@
 import { benchImport } from './import.ts';
 import { benchLoop } from './loop.ts';
 import { benchReplay } from './replay.ts';
+import { benchSandbox } from './sandbox.ts';
 import { benchStore } from './store.ts';
 import { benchViewer } from './viewer.ts';
 
@@ -14,3 +15,4 @@ await benchStore();
 await benchReplay();
 await benchViewer();
 await benchImport();
+await benchSandbox();
