@@ -1,6 +1,8 @@
 import path from 'node:path';
 import type { Command } from 'commander';
+import type { StoreWarning } from '../store/fileStore.ts';
 import { openStore as openStoreAt, type StoreLocation, storeLocation } from '../store/openStore.ts';
+import { redactUrl } from '../store/redactUrl.ts';
 import type { EventStore } from '../store/types.ts';
 
 /** Exit codes of every command: 0 success, 1 a failed check or run, 2 bad usage, 3 a run paused for an approval. */
@@ -36,19 +38,32 @@ export function storeLocationOf(opts: GlobalOptions): StoreLocation {
   return storeLocation(opts.store ?? process.env.RELOOP_STORE ?? '.reloop');
 }
 
+/** How to name the store to a person: its directory, or its URL with the password masked. */
+export function storeLabel(opts: GlobalOptions): string {
+  const location = storeLocationOf(opts);
+  return location.kind === 'file' ? location.dir : redactUrl(location.url);
+}
+
 /** The store directory, for commands that read files of a file store. */
 export function storeDir(opts: GlobalOptions): string {
   const location = storeLocationOf(opts);
   return location.kind === 'file' ? location.dir : path.resolve('.reloop');
 }
 
-export async function openStore(opts: GlobalOptions): Promise<EventStore> {
+export async function openStore(
+  opts: GlobalOptions,
+  /** Warnings not worth a line here (`serve` reads logs while they are written: torn tails are normal). */
+  quiet: readonly StoreWarning['code'][] = [],
+): Promise<EventStore> {
   const location = storeLocationOf(opts);
   const dir = location.kind === 'file' ? location.dir : location.url;
   try {
     return await openStoreAt(location, {
       // A person reads this: the warning's own sentence (it names the file and line), not its JSON.
-      onWarning: (w) => process.stderr.write(`warning: ${typeof w === 'string' ? w : w.message}\n`),
+      onWarning: (w) => {
+        if (!quiet.includes(w.code))
+          process.stderr.write(`warning: ${typeof w === 'string' ? w : w.message}\n`);
+      },
     });
   } catch (e) {
     const code = (e as { code?: string }).code;

@@ -8,6 +8,7 @@ import { registerLog } from './commands/log.ts';
 import { registerPaths } from './commands/paths.ts';
 import { registerReplay } from './commands/replay.ts';
 import { registerRun } from './commands/run.ts';
+import { registerServe } from './commands/serve.ts';
 import { registerSessions } from './commands/sessions.ts';
 import { registerStore } from './commands/store.ts';
 import { registerSubmit } from './commands/submit.ts';
@@ -42,6 +43,7 @@ const commands: ((p: Command) => void)[] = [
   registerWorker,
   registerApprovals,
   registerCopy,
+  registerServe,
   registerImport,
 ];
 

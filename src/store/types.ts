@@ -47,14 +47,17 @@ export interface EventStore {
   lastSeq(session: string): Promise<number>;
   exists(session: string): Promise<boolean>;
   /**
-   * Live tail: yields every record with seq > afterSeq as it lands, in order, until the signal
-   * aborts. A session that does not exist yet is waited for.
-   */
-  follow?(session: string, options: { afterSeq: number; signal: AbortSignal }): AsyncIterable<LogRecord>;
-  /**
    * Deletes a whole session: its stream and its catalog row (never part of one). Optional: a
    * store that cannot omits it. `reloop import --force` uses it to replace an import.
    */
   remove?(session: string): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Every record of `session` with seq > `afterSeq`, in order, as it lands — first those already
+   * there, then each new one as soon as it is committed — until the signal aborts or the store
+   * closes; then the iteration just ends (no error). The session need not exist yet. A record
+   * that fails validation ends it with the store's typed error. Optional: a store that cannot
+   * watch leaves it out, and callers fall back to reading.
+   */
+  follow?(session: string, options: { afterSeq: number; signal: AbortSignal }): AsyncIterable<LogRecord>;
 }
