@@ -27,6 +27,7 @@ export class ChannelListener {
   private ready: Promise<void> | null = null;
   private readonly subs = new Set<Sub>();
   private failure: Error | null = null;
+  private closed = false;
 
   constructor(
     private readonly config: pg.ClientConfig,
@@ -34,9 +35,10 @@ export class ChannelListener {
   ) {}
 
   async subscribe(key: string): Promise<Subscription> {
-    await this.connect();
-    const sub: Sub = { key, notified: 0, closed: false, wake: null };
-    this.subs.add(sub);
+    if (!this.closed) await this.connect();
+    // Closed meanwhile (or before): a subscription that is over already.
+    const sub: Sub = { key, notified: 0, closed: this.closed, wake: null };
+    if (!sub.closed) this.subs.add(sub);
     const subs = this.subs;
     return {
       get notified() {
@@ -72,6 +74,7 @@ export class ChannelListener {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     for (const s of this.subs) {
       s.closed = true;
       s.wake?.();
@@ -89,6 +92,10 @@ export class ChannelListener {
       client.on('notification', (n) => this.onNotification(n.payload ?? ''));
       client.on('error', (e) => this.lost(e));
       await client.connect();
+      if (this.closed) {
+        await client.end().catch(() => undefined);
+        return;
+      }
       await client.query(`LISTEN ${this.channel}`);
       this.client = client;
     })().catch((e: unknown) => {

@@ -222,17 +222,25 @@ export class PostgresEventStore implements EventStore {
   ): AsyncIterable<LogRecord> {
     this.assertOpen();
     const sub = await this.listener.subscribe(session);
+    // Closing the store ends the iteration (no error), even while a read is on its way.
+    const ended = () => signal.aborted || sub.closed || this.closed;
     try {
       let last = afterSeq;
-      while (!signal.aborted && !sub.closed) {
-        for await (const r of this.readBetween(session, last + 1, Number.MAX_SAFE_INTEGER)) {
-          yield r;
-          last = r.seq;
-          if (signal.aborted) return;
+      while (!ended()) {
+        try {
+          for await (const r of this.readBetween(session, last + 1, Number.MAX_SAFE_INTEGER)) {
+            if (ended()) return;
+            yield r;
+            last = r.seq;
+          }
+        } catch (e) {
+          if (this.closed) return;
+          throw e;
         }
+        if (ended()) break;
         await sub.wait(last, signal);
       }
-      if (!signal.aborted && this.listener.error) throw this.listener.error;
+      if (!signal.aborted && !this.closed && this.listener.error) throw this.listener.error;
     } finally {
       sub.close();
     }

@@ -14,6 +14,7 @@ import {
 import type { LogRecord } from '../../../src/store/records.ts';
 import { createTestDatabase, describePg, type TestDatabase } from '../../support/postgres.ts';
 import { testEventStore } from '../eventStoreContract.ts';
+import { testFollow } from '../followContract.ts';
 import { collect, StreamBuilder } from '../support/records.ts';
 
 let db: TestDatabase;
@@ -27,6 +28,10 @@ describePg('PostgreSQL store', () => {
   });
 
   testEventStore('PostgresEventStore', async () => {
+    await db.truncate();
+    return openPostgresStore(db.url);
+  });
+  testFollow('PostgresEventStore', async () => {
     await db.truncate();
     return openPostgresStore(db.url);
   });
