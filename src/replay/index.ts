@@ -2,3 +2,8 @@ export * from './errors.ts';
 export * from './fork.ts';
 export * from './loadSession.ts';
 export { type Divergence, type VerifyOptions, type VerifyReport, verifyReplay } from './verify.ts';
+export {
+  type TreeSessionReport,
+  type TreeVerifyReport,
+  verifyTree,
+} from './verifyTree.ts';

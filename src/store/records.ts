@@ -6,6 +6,7 @@ import { ModelFailureSchema, ModelResponseSchema } from '../model/types.ts';
  * The log format. One stream per session; every record is `{ v, seq, at, session, run, type, data }`.
  * Version history (one line each; readers accept every version in SUPPORTED_SCHEMA_VERSIONS):
  *   1 — first format.
+ *   2 — sub-agents: `child.started` / `child.finished` records, `session.created.parent` (optional).
  */
 export const CURRENT_SCHEMA_VERSION = 1;
 export const SUPPORTED_SCHEMA_VERSIONS: readonly number[] = [1];
@@ -54,11 +55,25 @@ export type MessageOrigin = z.infer<typeof MessageOriginSchema>;
 
 const ModelPurposeSchema = z.enum(['turn', 'compaction']);
 
+/**
+ * A child session's link to the `Task` call that started it. `run` and `toolUseId` are null
+ * when they are not known (a sub-agent imported from a transcript).
+ */
+export const ParentLinkSchema = z.object({
+  session: z.string(),
+  run: z.string().nullable(),
+  toolUseId: z.string().nullable(),
+  agent: z.string(),
+});
+export type ParentLink = z.infer<typeof ParentLinkSchema>;
+
 export const RecordDataSchemas = {
   'session.created': z.object({
     title: z.string().optional(),
     cwd: z.string().optional(),
     forkedFrom: z.object({ session: z.string(), seq: z.number().int().nonnegative() }).optional(),
+    /** Set on a sub-agent's session: the session, run and `Task` call that started it. */
+    parent: ParentLinkSchema.optional(),
   }),
   'run.started': z.object({
     config: RunConfigSchema,
@@ -126,6 +141,20 @@ export const RecordDataSchemas = {
     }),
     z.object({ ok: z.literal(false), mode: z.enum(['auto', 'reactive']), error: z.string() }),
   ]),
+  /** Written durably by a `Task` call before its child session exists: resume finds the child by it. */
+  'child.started': z.object({ toolUseId: z.string(), child: z.string(), agent: z.string() }),
+  /** How the child's run ended, before its result goes back to the parent's model. */
+  'child.finished': z.object({
+    toolUseId: z.string(),
+    child: z.string(),
+    status: RunStatusSchema,
+    reason: z.string(),
+    /** Model turns of every run of the child. */
+    turns: z.number().int().nonnegative(),
+    /** Every model call of the child: it counts towards the parent's budget. */
+    usage: UsageSchema,
+    error: z.string().optional(),
+  }),
   'abort.requested': z.object({ reason: z.string().optional() }),
   /** An effect of the runtime failed unexpectedly (not a model error, not an abort): the fact replay needs for runtime_error. */
   'actor.failed': z.object({ actor: z.string(), message: z.string() }),
@@ -172,6 +201,8 @@ export const LogRecordSchema = z.discriminatedUnion('type', [
   recordSchema('permission.decided'),
   recordSchema('hook.decided'),
   recordSchema('compaction.finished'),
+  recordSchema('child.started'),
+  recordSchema('child.finished'),
   recordSchema('abort.requested'),
   recordSchema('actor.failed'),
   recordSchema('transition'),
