@@ -301,6 +301,7 @@ describe('sessions, log, replay, fork', () => {
         'forkedFrom',
         'id',
         'lastSeq',
+        'parent',
         'status',
         'title',
         'updated',
@@ -311,6 +312,7 @@ describe('sessions, log, replay, fork', () => {
         status: 'completed',
         lastSeq: records.length,
         forkedFrom: null,
+        parent: null,
       });
     },
     SLOW,

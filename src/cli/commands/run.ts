@@ -34,6 +34,7 @@ import {
   withCommonOptions,
 } from '../io.ts';
 import { liveOutput } from '../liveOutput.ts';
+import { subAgentsFor } from '../subAgents.ts';
 
 export interface RunOptions extends GlobalOptions {
   model?: string;
@@ -49,6 +50,8 @@ export interface RunOptions extends GlobalOptions {
   fallbackModel?: string;
   resume?: string;
   demo?: boolean;
+  agentsDir: string[];
+  subagentMaxTurns?: string;
 }
 
 const collect = (v: string, prev: string[]) => [...prev, v];
@@ -78,7 +81,14 @@ export function registerRun(program: Command): void {
       .option('--stop-hook <command>', 'command run when the model wants to stop (repeatable)', collect, [])
       .option('--settings <file>', 'Claude-Code-style settings JSON with hooks (PreToolUse, Stop)')
       .option('--fallback-model <name>', 'model to switch to after repeated overloads (529)')
-      .option('--resume <session>', 'continue a session (after a crash the interrupted run is closed first)'),
+      .option('--resume <session>', 'continue a session (after a crash the interrupted run is closed first)')
+      .option(
+        '--agents-dir <dir>',
+        'more sub-agent definitions (*.md, as .claude/agents) for the Task tool (repeatable)',
+        collect,
+        [],
+      )
+      .option('--subagent-max-turns <n>', "tool rounds of each sub-agent's run (default: --max-turns)"),
   ).action(async (prompt: string | undefined, opts: RunOptions) => {
     if (opts.demo) {
       if (opts.resume || opts.script || opts.model) {
@@ -96,9 +106,11 @@ export function registerRun(program: Command): void {
       throw new UsageError('a prompt is required (or --resume <session> to continue one)');
     // Every flag is checked before the store is opened, so bad usage leaves no trace on disk.
     checkRunFlags(opts);
+    // Agent files too: a bad one stops the run before the store is touched.
+    const subAgents = await runSubAgents(opts);
     const store = await openStore(opts);
     try {
-      const result = await runWith(store, prompt ?? null, opts);
+      const result = await runWith(store, prompt ?? null, opts, { subAgents });
       process.exitCode = result.status === 'completed' ? EXIT.ok : EXIT.failed;
     } finally {
       await store.close();
@@ -152,6 +164,7 @@ export async function runWith(
     model,
     cwd,
     tools: builtinTools({ allowOutsideCwd: outsideAllowed }),
+    subAgents: extra.subAgents ?? (await runSubAgents({ ...opts, cwd })),
     canUseTool,
     askUser: !quiet && process.stdin.isTTY ? terminalAsk : undefined,
     toolHooks,
@@ -209,10 +222,26 @@ async function modelFrom(opts: RunOptions, requestAbort: () => void): Promise<Mo
   return new AnthropicModelClient();
 }
 
+/** The Task tool's agents for a run (its working directory's and `--agents-dir`'s). */
+export function runSubAgents(opts: RunOptions) {
+  const cwd = path.resolve(opts.cwd ?? process.cwd());
+  const maxTurns =
+    opts.subagentMaxTurns !== undefined
+      ? positiveInt('--subagent-max-turns', opts.subagentMaxTurns)
+      : undefined;
+  return subAgentsFor(
+    cwd,
+    opts.agentsDir ?? [],
+    builtinTools().map((t) => t.name),
+    maxTurns,
+  );
+}
+
 /** Validates the flags that need no I/O; throws UsageError / CommandFailed (exit 2). */
 export function checkRunFlags(opts: RunOptions): void {
   parseMode(opts.permissionMode);
   if (opts.maxTurns !== undefined) positiveInt('--max-turns', opts.maxTurns);
+  if (opts.subagentMaxTurns !== undefined) positiveInt('--subagent-max-turns', opts.subagentMaxTurns);
   if (opts.maxBudgetUsd !== undefined) positiveNumber('--max-budget-usd', opts.maxBudgetUsd);
   if (!opts.script) assertModelAvailable();
 }

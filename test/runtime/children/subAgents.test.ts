@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadAgents } from '../../../src/agents/index.ts';
+import { AgentCatalog, loadAgents } from '../../../src/agents/index.ts';
 import { historyProblems } from '../../../src/model/history.ts';
 import { verifyReplay } from '../../../src/replay/verify.ts';
 import { verifyTree } from '../../../src/replay/verifyTree.ts';
@@ -187,5 +187,152 @@ describe('sub-agents (Task) through the runtime, scripted model', () => {
     expect(h.client.requests[0]!.tools.find((t) => t.name === 'Task')!.description).toContain(
       '- reviewer: Reviews code and says what is wrong. (Tools: echo)',
     );
+  });
+
+  it('a failing child: an is_error result that says how it ended, and the parent goes on', async () => {
+    const h = await parentSession({
+      turns: [
+        taskTurn([{ id: 'toolu_f', prompt: 'try' }]),
+        textTurn('the child failed; I will do it myself'),
+      ],
+      children: {
+        toolu_f: {
+          turns: [{ error: { status: 400, type: 'invalid_request_error', message: 'bad request' } }],
+        },
+      },
+    });
+    const res = await h.session.submit('delegate');
+    expect(res).toMatchObject({ status: 'completed', turns: 2 });
+    const [childId] = await h.children();
+    const parent = await h.records();
+    expect(recordsOf(parent, 'child.finished')[0]!.data).toMatchObject({
+      status: 'failed',
+      reason: 'model_error',
+    });
+    const result = recordsOf(parent, 'tool.finished')[0]!.data;
+    expect(result.outcome).toBe('error');
+    expect(result.result.isError).toBe(true);
+    expect(result.result.content).toMatch(
+      new RegExp(`^\\[sub-agent general-purpose failed: model_error\\] session ${childId}: `),
+    );
+    expect(recordsOf(await h.records(childId), 'run.ended')[0]!.data).toMatchObject({
+      status: 'failed',
+      reason: 'model_error',
+    });
+    expect((await verifyTree(h.store, h.session.id)).ok).toBe(true);
+  });
+
+  it('an unknown subagent_type is an is_error result; no child is started', async () => {
+    const h = await parentSession({
+      turns: [taskTurn([{ id: 'toolu_x', prompt: 'x', agent: 'nope' }]), textTurn('ok')],
+    });
+    expect((await h.session.submit('go')).status).toBe('completed');
+    const parent = await h.records();
+    expect(recordsOf(parent, 'child.started')).toEqual([]);
+    expect(recordsOf(parent, 'tool.finished')[0]!.data.result).toEqual({
+      content: 'Agent type "nope" not found. Available agents: general-purpose',
+      isError: true,
+    });
+  });
+
+  it('abort during a child reaches the child: both logs record it, the child ends inside the parent run', async () => {
+    const wait = untilAbortedTool();
+    const h = await parentSession(
+      {
+        turns: [taskTurn([{ id: 'toolu_w', prompt: 'wait' }])],
+        children: { toolu_w: { turns: [toolTurn([{ name: 'wait', input: { what: 'forever' } }])] } },
+      },
+      { tools: [echoTool, wait.tool] },
+    );
+    const run = h.session.submit('go');
+    await wait.running;
+    h.session.abort('stop everything');
+    const res = await run;
+    expect(res).toMatchObject({ status: 'aborted', reason: 'aborted' });
+    const [childId] = await h.children();
+    const parent = await h.records();
+    const types = parent.map((r) => r.type);
+    expect(types.indexOf('abort.requested')).toBeLessThan(types.indexOf('child.finished'));
+    expect(types.indexOf('child.finished')).toBeLessThan(types.indexOf('run.ended'));
+    expect(recordsOf(parent, 'child.finished')[0]!.data).toMatchObject({
+      status: 'aborted',
+      reason: 'aborted',
+    });
+    const child = await h.records(childId);
+    expect(recordsOf(child, 'abort.requested')[0]!.data.reason).toBe('aborted by the caller');
+    expect(recordsOf(child, 'run.ended')[0]!.data).toMatchObject({ status: 'aborted', reason: 'aborted' });
+    expect(recordsOf(child, 'tool.finished')[0]!.data.outcome).toBe('interrupted');
+    expect(historyProblems(h.session.state.messages.view())).toEqual([]);
+    expect((await verifyTree(h.store, h.session.id)).divergence).toBeNull();
+  });
+
+  it("the children's usage counts towards the parent's budget; a child gets what is left of it", async () => {
+    const big = { input_tokens: 1_000, output_tokens: 10 };
+    const h = await parentSession(
+      {
+        turns: [taskTurn([{ id: 'toolu_b', prompt: 'spend' }]), textTurn('done')],
+        children: { toolu_b: { turns: [{ text: 'spent', stop_reason: 'end_turn', usage: big }] } },
+      },
+      { settings: { maxBudgetTokens: 500 } },
+    );
+    const res = await h.session.submit('go');
+    // 120 (parent) + 1 010 (child) + 110 (parent): over 500 only with the child counted.
+    expect(res).toMatchObject({ status: 'failed', reason: 'budget_exhausted' });
+    expect(res.usage.inputTokens).toBe(100 + 1_000 + 100);
+    const [childId] = await h.children();
+    const child = await h.records(childId);
+    expect(recordsOf(child, 'run.started')[0]!.data.config.maxBudgetTokens).toBe(500 - 120);
+    expect(recordsOf(child, 'run.ended')[0]!.data.reason).toBe('budget_exhausted');
+    expect((await verifyTree(h.store, h.session.id)).ok).toBe(true);
+  });
+
+  it('each child has its own maxTurns', async () => {
+    const h = await parentSession(
+      {
+        turns: [taskTurn([{ id: 'toolu_m', prompt: 'loop' }]), textTurn('ok')],
+        children: { toolu_m: { turns: [toolTurn([{ name: 'echo', input: { text: '1' } }])] } },
+      },
+      { subAgents: { agents: new AgentCatalog(), maxTurns: 1 } },
+    );
+    expect((await h.session.submit('go')).status).toBe('completed');
+    const [childId] = await h.children();
+    const child = await h.records(childId);
+    expect(recordsOf(child, 'run.started')[0]!.data.config.maxTurns).toBe(1);
+    expect(recordsOf(child, 'run.ended')[0]!.data.reason).toBe('max_turns_reached');
+    expect(recordsOf(await h.records(), 'tool.finished')[0]!.data.result.isError).toBe(true);
+  });
+
+  it('at most 10 children at once: ten meet, the 11th starts only when one has ended', async () => {
+    const ids = Array.from({ length: 11 }, (_, i) => `toolu_${i}`);
+    const meet = meetingTool(10);
+    const order: string[] = [];
+    const child = (id: string, i: number) =>
+      i < 10
+        ? [toolTurn([{ name: 'meet', input: { who: id } }]), textTurn(`${id} done`)]
+        : [textTurn(`${id} done`)];
+    const h = await parentSession(
+      {
+        turns: [taskTurn(ids.map((id) => ({ id, prompt: id }))), textTurn('all done')],
+        children: Object.fromEntries(ids.map((id, i) => [id, { turns: child(id, i) }])),
+      },
+      {
+        tools: [echoTool, meet.tool],
+        subAgents: {
+          agents: new AgentCatalog(),
+          onChildRecord: (c, r) => {
+            if (r.type === 'run.started' || r.type === 'run.ended') order.push(`${r.type} ${c}`);
+          },
+        },
+      },
+    );
+    expect((await h.session.submit('fan out')).status).toBe('completed');
+    // Ten children were in their tools together (the meeting needs all ten).
+    expect(meet.events.slice(0, 10).every((e) => e.startsWith('enter'))).toBe(true);
+    // The eleventh started after the first of them ended.
+    const children = await h.children();
+    const eleventh = order.indexOf(`run.started ${children[10]}`);
+    expect(order.findIndex((e) => e.startsWith('run.ended'))).toBeLessThan(eleventh);
+    const results = h.session.state.messages.view()[2]!.content as { content: string }[];
+    expect(results.map((b) => b.content)).toEqual(ids.map((id) => `${id} done`));
   });
 });
