@@ -2,12 +2,20 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { historyProblems } from '../../../src/model/history.ts';
+import type { Script } from '../../../src/model/script.ts';
 import { loadRecords, stateAt } from '../../../src/replay/loadSession.ts';
 import { verifyTree } from '../../../src/replay/verifyTree.ts';
 import { openFileStore } from '../../../src/store/fileStore.ts';
 import { onlyJson, runCli } from '../../support/cli.ts';
+import {
+  httpError,
+  type MessageReply,
+  type MessagesServer,
+  type ScriptedReply,
+  startMessagesServer,
+} from '../../support/messagesServer.ts';
 import { crashTreeScript } from './support/crashTree.ts';
 import { recordsOf } from './support.ts';
 
@@ -18,10 +26,14 @@ afterAll(async () => {
 });
 
 /** Runs the tree in a process and SIGKILLs it while the sub-agent's tool runs. */
-async function runUntilHang(dir: string) {
-  const proc = spawn(process.execPath, ['--import', 'tsx', childProcess, dir], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+async function runUntilHang(dir: string, baseURL?: string) {
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', childProcess, dir, ...(baseURL ? [baseURL] : [])],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const acked = new Map<string, number>();
   let parent = '';
   let killed = false;
@@ -44,11 +56,45 @@ async function runUntilHang(dir: string) {
   return { parent, acked, killed };
 }
 
-describe('kill -9 while a sub-agent runs a tool, then reloop run --resume', () => {
+/** The script as a Messages server: each request answered by its conversation and how far along it is. */
+function serve(script: Script): Promise<MessagesServer> {
+  const reply = (turn: Script['turns'][number] | undefined): ScriptedReply => {
+    if (!turn || !('stop_reason' in turn)) return httpError(418, 'invalid_request_error', 'not scripted');
+    const content = [
+      ...(turn.text !== undefined ? [{ type: 'text', text: turn.text }] : []),
+      ...(turn.content ?? []),
+    ];
+    return { kind: 'message', content: content as MessageReply['content'], stopReason: turn.stop_reason };
+  };
+  return startMessagesServer({
+    apiKey: KEY,
+    fallback: (req) => {
+      const first = req.body.messages?.[0]?.content;
+      const turn = req.body.messages?.filter((m) => m.role === 'assistant').length ?? 0;
+      const child = first === 'Look at the project and report.';
+      return reply((child ? script.children!.toolu_task!.turns : script.turns)[turn]);
+    },
+  });
+}
+
+const KEY = 'sk-ant-test-crash';
+
+describe.each([
+  'scripted',
+  'sdk',
+] as const)('kill -9 while a sub-agent runs a tool, then reloop run --resume (%s model)', (kind) => {
+  let server: MessagesServer | undefined;
+  beforeAll(async () => {
+    if (kind === 'sdk') server = await serve(crashTreeScript());
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
   it('the child is resumed from its own log (not restarted), its result reaches the parent, which completes', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'reloop-tree-crash-'));
     dirs.push(dir);
-    const { parent, acked, killed } = await runUntilHang(dir);
+    const { parent, acked, killed } = await runUntilHang(dir, server?.url);
     expect(killed).toBe(true);
 
     let store = await openFileStore(dir);
@@ -68,8 +114,8 @@ describe('kill -9 while a sub-agent runs a tool, then reloop run --resume', () =
       const answeredBefore = recordsOf(childBefore, 'model.responded').length;
       expect(answeredBefore).toBe(2);
 
-      // `reloop run --resume`, with only what was not answered: a restarted child would ask
-      // its first turn again and run out of script.
+      // `reloop run --resume`, with only what was not answered (the script), or against the
+      // same server: a restarted child would ask its first turn again.
       const script = crashTreeScript();
       const remaining = path.join(dir, 'remaining.json');
       await writeFile(
@@ -80,10 +126,26 @@ describe('kill -9 while a sub-agent runs a tool, then reloop run --resume', () =
         }),
       );
       await store.close();
-      const cli = await runCli(['run', '--resume', parent, '--script', remaining, '--store', dir, '--json'], {
+      const asked = server?.requests.length ?? 0;
+      const model = server ? ['--model', 'claude-sonnet-4-6'] : ['--script', remaining];
+      const cli = await runCli(['run', '--resume', parent, ...model, '--store', dir, '--json'], {
         cwd: dir,
+        env: server ? { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url } : {},
       });
       expect(cli.code, cli.stderr).toBe(0);
+      if (server) {
+        // After the crash the child was asked for its third turn only, the parent for its second.
+        const turns = server.requests
+          .slice(asked)
+          .map((r) => [
+            r.body.messages?.[0]?.content,
+            r.body.messages?.filter((m) => m.role === 'assistant').length,
+          ]);
+        expect(turns).toEqual([
+          ['Look at the project and report.', 2],
+          ['delegate the look-around', 1],
+        ]);
+      }
       const res = onlyJson<{ status: string; reason: string; runId: string }>(cli);
       expect(res).toMatchObject({ status: 'completed', reason: 'completed' });
       const tree = await runCli(['replay', parent, '--verify', '--tree', '--store', dir], { cwd: dir });
