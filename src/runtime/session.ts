@@ -167,6 +167,11 @@ export class Session {
     return this.writer.state;
   }
 
+  /** Sub-agents this object has run (started or resumed). */
+  get subAgentsRun(): number {
+    return this.children?.runCount ?? 0;
+  }
+
   get running(): boolean {
     return this.controller !== null;
   }

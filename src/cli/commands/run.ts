@@ -197,8 +197,10 @@ export async function runWith(
     );
     if (result.error) out(`  error: ${result.error}`);
     out(`  log:    ${path.join(storeDir(opts), 'sessions', `${sessionId}.jsonl`)}`);
+    // A run that started sub-agents is verified with them: --tree checks each child's log too.
+    const tree = session.subAgentsRun > 0 ? ' --tree' : '';
     out(
-      `  replay: ${selfCommand()} replay ${sessionId} --verify${opts.store ? ` --store ${opts.store}` : ''}`,
+      `  replay: ${selfCommand()} replay ${sessionId} --verify${tree}${opts.store ? ` --store ${opts.store}` : ''}`,
     );
     out(
       `  view:   ${selfCommand()} viz ${sessionId} --format html --out session.html${opts.store ? ` --store ${opts.store}` : ''}`,

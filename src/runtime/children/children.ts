@@ -52,6 +52,8 @@ export interface InterruptedTask {
  */
 export class Children {
   private readonly inFlight = new Set<Promise<unknown>>();
+  /** Children run (started or resumed) so far. */
+  runCount = 0;
   private readonly agents: AgentCatalog;
 
   constructor(
@@ -147,6 +149,7 @@ export class Children {
     agent: AgentDefinition,
     run: () => Promise<RunResult>,
   ): Promise<ToolOutput> {
+    this.runCount++;
     const done = run().then(
       (r): ChildEnd => ({ status: r.status, reason: r.reason, ...(r.error ? { error: r.error } : {}) }),
       (e: unknown): ChildEnd => ({
