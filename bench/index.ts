@@ -1,3 +1,4 @@
+import { benchChildren } from './children.ts';
 import { benchLoop } from './loop.ts';
 import { benchReplay } from './replay.ts';
 import { benchStore } from './store.ts';
@@ -8,5 +9,6 @@ import { benchStore } from './store.ts';
  */
 const rounds = Number(process.env.BENCH_ROUNDS ?? 10_000);
 await benchLoop(rounds);
+await benchChildren();
 await benchStore();
 await benchReplay();
