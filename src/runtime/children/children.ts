@@ -110,7 +110,12 @@ export class Children {
       this.childOptions(task.toolUseId, agent, input),
     );
     const ended = child.state.currentRun ? null : lastEnd(child.state);
-    if (ended) return this.finish(task.toolUseId, child, agent, ended);
+    if (ended) {
+      // A write cut short may have kept this call's child.finished but not its result.
+      if (await this.finishedBefore(task.toolUseId))
+        return taskOutput(agent.name, child.id, child.state, ended);
+      return this.finish(task.toolUseId, child, agent, ended);
+    }
     const prompt = child.state.messages.length === 0 ? input.prompt : null;
     return this.track(task.toolUseId, child, agent, () => child.submit(prompt, { signal }));
   }
@@ -198,6 +203,13 @@ export class Children {
       compactTailTokens: p.compactTailTokens,
       ...(onChildRecord ? { onRecord: (r, s) => onChildRecord(r.session, r, s) } : {}),
     };
+  }
+
+  private async finishedBefore(toolUseId: string): Promise<boolean> {
+    for await (const r of this.parent.options.store.read(this.parent.writer.sessionId)) {
+      if (r.type === 'child.finished' && r.data.toolUseId === toolUseId) return true;
+    }
+    return false;
   }
 
   /** A parent run whose budget is spent starts no child: its first answer could only be over budget. */
