@@ -1,4 +1,3 @@
-import { AgentDefinitionError, loadAgents } from '../agents/index.ts';
 import type { SubAgentsOptions } from '../runtime/children/index.ts';
 import { CommandFailed, EXIT } from './io.ts';
 
@@ -13,6 +12,8 @@ export async function subAgentsFor(
   toolNames: readonly string[],
   maxTurns: number | undefined,
 ): Promise<SubAgentsOptions> {
+  // Lazily: the YAML parser is not needed for `reloop --help`.
+  const { AgentDefinitionError, loadAgents } = await import('../agents/index.ts');
   try {
     const agents = await loadAgents({ cwd, dirs });
     agents.checkTools(toolNames);
