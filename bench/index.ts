@@ -1,4 +1,5 @@
 import { benchChildren } from './children.ts';
+import { benchImport } from './import.ts';
 import { benchLoop } from './loop.ts';
 import { benchReplay } from './replay.ts';
 import { benchStore } from './store.ts';
@@ -12,3 +13,4 @@ await benchLoop(rounds);
 await benchChildren();
 await benchStore();
 await benchReplay();
+await benchImport();

@@ -1,5 +1,6 @@
-/** reloop's public API: the chart, the runtime, the stores, replay, model clients, tools and sub-agent definitions. */
+/** reloop's public API: the chart, the runtime, the stores, replay, model clients, tools, sub-agent definitions and the importer. */
 export * from './agents/index.ts';
+export * from './import/index.ts';
 export * from './machines/index.ts';
 export * from './model/index.ts';
 export * from './replay/index.ts';
