@@ -2,7 +2,7 @@ import { type ChildEnd, childFinished, lastEnd, taskOutput } from '../runtime/ch
 import { fold } from '../store/evolve.ts';
 import type { LogRecord, RecordOf } from '../store/records.ts';
 import { emptySessionState } from '../store/sessionState.ts';
-import type { EventStore } from '../store/types.ts';
+import type { EventStore, SessionInfo } from '../store/types.ts';
 import { loadRecords } from './loadSession.ts';
 import { type Divergence, type VerifyOptions, type VerifyReport, verifyReplay } from './verify.ts';
 
@@ -22,7 +22,8 @@ export interface TreeVerifyReport {
 }
 
 /**
- * Verify replay of a session and of every sub-agent it started, each log against the chart,
+ * Verify replay of a session and of every sub-agent it started (by `child.started`, or by the
+ * child's own `parent` link: an imported sub-agent), each log against the chart,
  * plus what ties them: each `child.finished` must say what the child's own log says (how its
  * last run ended, its turns, its usage) and the `Task` result must be the child's last text.
  * `toSeq` cuts the root's log only.
@@ -37,6 +38,14 @@ export async function verifyTree(
   const queue: { session: string; parent: string | null; toSeq?: number }[] = [
     { session: root, parent: null, toSeq: options.toSeq },
   ];
+  // Children known only by their own `parent` link (an imported sub-agent has no child.started).
+  const linked = new Map<string, SessionInfo[]>();
+  for (const row of await store.list()) {
+    if (!row.parent) continue;
+    const list = linked.get(row.parent.session) ?? [];
+    list.push(row);
+    linked.set(row.parent.session, list);
+  }
   while (queue.length > 0) {
     const next = queue.shift()!;
     const records = await loadRecords(store, next.session, next.toSeq);
@@ -50,12 +59,30 @@ export async function verifyTree(
     }
     sessions.push({ session: next.session, parent: next.parent, report });
     if (report.divergence && !divergence) divergence = { ...report.divergence, session: next.session };
-    for (const r of records) {
-      if (r.type === 'child.started' && (await store.exists(r.data.child)))
-        queue.push({ session: r.data.child, parent: next.session });
+    for (const child of await childrenOf(store, next.session, records, linked)) {
+      queue.push({ session: child, parent: next.session });
     }
   }
   return { ok: divergence === null, sessions, divergence };
+}
+
+/** A session's children: those its log started, in order, then those that only name it as parent. */
+async function childrenOf(
+  store: EventStore,
+  session: string,
+  records: readonly LogRecord[],
+  linked: ReadonlyMap<string, SessionInfo[]>,
+): Promise<string[]> {
+  const out: string[] = [];
+  for (const r of records) {
+    if (r.type === 'child.started' && !out.includes(r.data.child) && (await store.exists(r.data.child)))
+      out.push(r.data.child);
+  }
+  const rest = [...(linked.get(session) ?? [])].sort(
+    (a, b) => a.created - b.created || a.id.localeCompare(b.id),
+  );
+  for (const row of rest) if (!out.includes(row.id)) out.push(row.id);
+  return out;
 }
 
 /** The first `child.finished` (or `Task` result) that its child's log does not bear out. */
