@@ -2,6 +2,7 @@ import { benchChildren } from './children.ts';
 import { benchImport } from './import.ts';
 import { benchLoop } from './loop.ts';
 import { benchReplay } from './replay.ts';
+import { benchSandbox } from './sandbox.ts';
 import { benchStore } from './store.ts';
 
 /**
@@ -14,3 +15,4 @@ await benchChildren();
 await benchStore();
 await benchReplay();
 await benchImport();
+await benchSandbox();
