@@ -4,6 +4,7 @@ import { benchLoop } from './loop.ts';
 import { benchReplay } from './replay.ts';
 import { benchSandbox } from './sandbox.ts';
 import { benchStore } from './store.ts';
+import { benchViewer } from './viewer.ts';
 
 /**
  * `npm run bench`: every benchmark, printed as tables (docs/BENCHMARKS.md records the numbers
@@ -14,5 +15,6 @@ await benchLoop(rounds);
 await benchChildren();
 await benchStore();
 await benchReplay();
+await benchViewer();
 await benchImport();
 await benchSandbox();
