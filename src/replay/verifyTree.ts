@@ -2,8 +2,9 @@ import { type ChildEnd, childFinished, lastEnd, taskOutput } from '../runtime/ch
 import { fold } from '../store/evolve.ts';
 import type { LogRecord, RecordOf } from '../store/records.ts';
 import { emptySessionState } from '../store/sessionState.ts';
-import type { EventStore, SessionInfo } from '../store/types.ts';
+import type { EventStore } from '../store/types.ts';
 import { loadRecords } from './loadSession.ts';
+import { sessionTree } from './sessionTree.ts';
 import { type Divergence, type VerifyOptions, type VerifyReport, verifyReplay } from './verify.ts';
 
 export interface TreeSessionReport {
@@ -35,21 +36,10 @@ export async function verifyTree(
 ): Promise<TreeVerifyReport> {
   const sessions: TreeSessionReport[] = [];
   let divergence: TreeVerifyReport['divergence'] = null;
-  const queue: { session: string; parent: string | null; toSeq?: number }[] = [
-    { session: root, parent: null, toSeq: options.toSeq },
-  ];
-  // Children known only by their own `parent` link (an imported sub-agent has no child.started).
-  const linked = new Map<string, SessionInfo[]>();
-  for (const row of await store.list()) {
-    if (!row.parent) continue;
-    const list = linked.get(row.parent.session) ?? [];
-    list.push(row);
-    linked.set(row.parent.session, list);
-  }
-  while (queue.length > 0) {
-    const next = queue.shift()!;
-    const records = await loadRecords(store, next.session, next.toSeq);
-    const report = await verifyReplay(records, { machine: options.machine, toSeq: next.toSeq });
+  const tree = await sessionTree(store, root, await loadRecords(store, root, options.toSeq));
+  for (const { session, parent, records } of tree) {
+    const toSeq = parent === null ? options.toSeq : undefined;
+    const report = await verifyReplay(records, { machine: options.machine, toSeq });
     if (!report.divergence) {
       const link = await checkChildren(store, records);
       if (link) {
@@ -57,32 +47,10 @@ export async function verifyTree(
         report.divergence = link;
       }
     }
-    sessions.push({ session: next.session, parent: next.parent, report });
-    if (report.divergence && !divergence) divergence = { ...report.divergence, session: next.session };
-    for (const child of await childrenOf(store, next.session, records, linked)) {
-      queue.push({ session: child, parent: next.session });
-    }
+    sessions.push({ session, parent, report });
+    if (report.divergence && !divergence) divergence = { ...report.divergence, session };
   }
   return { ok: divergence === null, sessions, divergence };
-}
-
-/** A session's children: those its log started, in order, then those that only name it as parent. */
-async function childrenOf(
-  store: EventStore,
-  session: string,
-  records: readonly LogRecord[],
-  linked: ReadonlyMap<string, SessionInfo[]>,
-): Promise<string[]> {
-  const out: string[] = [];
-  for (const r of records) {
-    if (r.type === 'child.started' && !out.includes(r.data.child) && (await store.exists(r.data.child)))
-      out.push(r.data.child);
-  }
-  const rest = [...(linked.get(session) ?? [])].sort(
-    (a, b) => a.created - b.created || a.id.localeCompare(b.id),
-  );
-  for (const row of rest) if (!out.includes(row.id)) out.push(row.id);
-  return out;
 }
 
 /** The first `child.finished` (or `Task` result) that its child's log does not bear out. */

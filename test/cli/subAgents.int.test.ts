@@ -159,6 +159,27 @@ describe('reloop and a tree of sessions', () => {
   );
 
   it(
+    'viz --format html of the parent holds its sub-agents, linked to the Task call that started them',
+    async () => {
+      const file = path.join(cwd, 'tree.html');
+      const r = await runCli(['viz', parent, '--format', 'html', '--out', file, '--store', store], { cwd });
+      expect(r.code, r.stderr).toBe(0);
+      const html = await readFile(file, 'utf8');
+      const data = /<script type="application\/json" id="reloop-data">(.*?)<\/script>/s.exec(html)![1]!;
+      const manifest = JSON.parse(data) as {
+        sessions: { id: string; role: string; parent: { session: string; toolUseId: string } | null }[];
+      };
+      expect(
+        manifest.sessions.map((s) => [s.id, s.role, s.parent?.session ?? null, s.parent?.toolUseId ?? null]),
+      ).toEqual([
+        [parent, 'main', null, null],
+        [child, 'child', parent, 'toolu_task_1'],
+      ]);
+    },
+    SLOW,
+  );
+
+  it(
     'a tampered child log is caught by replay --verify --tree, at its seq, naming the child',
     async () => {
       const copy = path.join(cwd, 'tampered');
