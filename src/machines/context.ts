@@ -86,6 +86,8 @@ export interface ToolBatchResult {
   aborted: boolean;
   /** Estimated tokens the results add to the context. */
   appendedTokens: number;
+  /** Model usage the tools spent (sub-agents that finished): it counts towards the run's budget. */
+  usage?: Usage;
   /**
    * Calls waiting for an approval nobody attached can give: nothing in the batch ran, and the
    * run parks (awaiting_approval). Absent or empty otherwise.

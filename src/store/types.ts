@@ -21,6 +21,8 @@ export interface SessionInfo {
   status: RunStatus | 'running' | 'idle';
   lastSeq: number;
   forkedFrom: { session: string; seq: number } | null;
+  /** A sub-agent's session: the parent session, the `Task` call and the agent that started it. */
+  parent: { session: string; toolUseId: string | null; agent: string } | null;
   /** Stores with a run queue (PostgreSQL): the session's queued run and the worker holding it. */
   job?: SessionJob;
 }

@@ -37,6 +37,7 @@ import {
 } from '../io.ts';
 import { liveOutput } from '../liveOutput.ts';
 import { parseOnAsk, withRunFlags } from '../runFlags.ts';
+import { subAgentsFor } from '../subAgents.ts';
 
 export interface RunOptions extends GlobalOptions {
   model?: string;
@@ -52,10 +53,13 @@ export interface RunOptions extends GlobalOptions {
   fallbackModel?: string;
   resume?: string;
   demo?: boolean;
+  agentsDir: string[];
+  subagentMaxTurns?: string;
   passEnv: string[];
   onAsk?: string;
 }
 
+const collect = (v: string, prev: string[]) => [...prev, v];
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 export function registerRun(program: Command): void {
@@ -66,7 +70,14 @@ export function registerRun(program: Command): void {
         .description('run the agent loop once on a prompt (Anthropic model, a script, or the offline demo)'),
     )
       .option('--demo', 'offline demo: fix a failing test in a scratch copy of a tiny project')
-      .option('--resume <session>', 'continue a session (after a crash the interrupted run is closed first)'),
+      .option('--resume <session>', 'continue a session (after a crash the interrupted run is closed first)')
+      .option(
+        '--agents-dir <dir>',
+        'more sub-agent definitions (*.md, as .claude/agents) for the Task tool (repeatable)',
+        collect,
+        [],
+      )
+      .option('--subagent-max-turns <n>', "tool rounds of each sub-agent's run (default: --max-turns)"),
   ).action(async (prompt: string | undefined, opts: RunOptions) => {
     if (opts.demo) {
       if (opts.resume || opts.script || opts.model) {
@@ -84,9 +95,11 @@ export function registerRun(program: Command): void {
       throw new UsageError('a prompt is required (or --resume <session> to continue one)');
     // Every flag is checked before the store is opened, so bad usage leaves no trace on disk.
     checkRunFlags(opts);
+    // Agent files too: a bad one stops the run before the store is touched.
+    const subAgents = await runSubAgents(opts);
     const store = await openStore(opts);
     try {
-      const result = await runWith(store, prompt ?? null, opts);
+      const result = await runWith(store, prompt ?? null, opts, { subAgents });
       process.exitCode = exitCodeOf(result.status);
     } finally {
       await store.close();
@@ -146,6 +159,7 @@ export async function runWith(
     model,
     cwd,
     tools: builtinTools({ allowOutsideCwd: outsideAllowed, bash: { passEnv } }),
+    subAgents: extra.subAgents ?? (await runSubAgents({ ...opts, cwd })),
     canUseTool,
     askUser: !quiet && process.stdin.isTTY ? terminalAsk : undefined,
     unattendedAsk: parseOnAsk(opts.onAsk),
@@ -194,7 +208,9 @@ export async function runWith(
     out(
       `  log:    ${where.kind === 'file' ? path.join(where.dir, 'sessions', `${sessionId}.jsonl`) : `${selfCommand()} log ${sessionId}${storeFlag}`}`,
     );
-    out(`  replay: ${selfCommand()} replay ${sessionId} --verify${storeFlag}`);
+    // A run that started sub-agents is verified with them: --tree checks each child's log too.
+    const tree = session.subAgentsRun > 0 ? ' --tree' : '';
+    out(`  replay: ${selfCommand()} replay ${sessionId} --verify${tree}${storeFlag}`);
     out(`  view:   ${selfCommand()} viz ${sessionId} --format html --out session.html${storeFlag}`);
   }
   return result;
@@ -215,6 +231,21 @@ async function modelFrom(opts: RunOptions, requestAbort: () => void): Promise<Mo
   return new AnthropicModelClient();
 }
 
+/** The Task tool's agents for a run (its working directory's and `--agents-dir`'s). */
+export function runSubAgents(opts: RunOptions) {
+  const cwd = path.resolve(opts.cwd ?? process.cwd());
+  const maxTurns =
+    opts.subagentMaxTurns !== undefined
+      ? positiveInt('--subagent-max-turns', opts.subagentMaxTurns)
+      : undefined;
+  return subAgentsFor(
+    cwd,
+    opts.agentsDir ?? [],
+    builtinTools().map((t) => t.name),
+    maxTurns,
+  );
+}
+
 /** Validates the flags that need no I/O; throws UsageError / CommandFailed (exit 2). */
 export function checkRunFlags(opts: RunOptions): void {
   parseMode(opts.permissionMode);
@@ -224,6 +255,7 @@ export function checkRunFlags(opts: RunOptions): void {
       throw new UsageError(`--pass-env takes a variable name, got ${JSON.stringify(name)}`);
   }
   if (opts.maxTurns !== undefined) positiveInt('--max-turns', opts.maxTurns);
+  if (opts.subagentMaxTurns !== undefined) positiveInt('--subagent-max-turns', opts.subagentMaxTurns);
   if (opts.maxBudgetUsd !== undefined) positiveNumber('--max-budget-usd', opts.maxBudgetUsd);
   if (!opts.script) assertModelAvailable();
 }

@@ -79,6 +79,7 @@ export class GroupCommitter {
           updated: a.row.updated,
           status: a.row.status,
           forkedFrom: a.row.forkedFrom,
+          parent: a.row.parent,
         },
       })),
     );

@@ -52,6 +52,7 @@ interface CatalogRowSql {
   status: SessionInfo['status'];
   last_seq: number;
   forked_from: SessionInfo['forkedFrom'];
+  parent: SessionInfo['parent'];
   job_state?: SessionJob['state'] | null;
   worker?: string | null;
   lease_until?: Date | null;
@@ -66,6 +67,7 @@ function rowOf(r: CatalogRowSql): SessionInfo {
     status: r.status,
     lastSeq: r.last_seq,
     forkedFrom: r.forked_from ?? null,
+    parent: r.parent ?? null,
   };
   if (r.job_state) {
     info.job = {
@@ -196,7 +198,7 @@ export class PostgresEventStore implements EventStore {
   async list(): Promise<SessionInfo[]> {
     this.assertOpen();
     const res = await this.pool.query<CatalogRowSql>(
-      `SELECT s.id, s.title, s.created, s.updated, s.status, s.last_seq, s.forked_from,
+      `SELECT s.id, s.title, s.created, s.updated, s.status, s.last_seq, s.forked_from, s.parent,
               j.state AS job_state, j.worker, j.lease_until
          FROM reloop.sessions s LEFT JOIN reloop.jobs j ON j.session = s.id
         WHERE s.last_seq > 0`,
@@ -290,7 +292,7 @@ export class PostgresEventStore implements EventStore {
 
   private async row(session: string): Promise<SessionInfo | undefined> {
     const res = await this.pool.query<CatalogRowSql>(
-      `SELECT id, title, created, updated, status, last_seq, forked_from FROM reloop.sessions WHERE id = $1`,
+      `SELECT id, title, created, updated, status, last_seq, forked_from, parent FROM reloop.sessions WHERE id = $1`,
       [session],
     );
     return res.rows[0] ? rowOf(res.rows[0]) : undefined;

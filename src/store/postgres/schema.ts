@@ -48,7 +48,8 @@ const MIGRATIONS: readonly string[] = [
     updated double precision NOT NULL,
     status text NOT NULL,
     last_seq integer NOT NULL,
-    forked_from jsonb
+    forked_from jsonb,
+    parent jsonb
   );
   CREATE INDEX sessions_updated ON reloop.sessions (updated DESC);
 
@@ -87,9 +88,9 @@ const MIGRATIONS: readonly string[] = [
       n := json_array_length(a->'records');
       row_ := a->'row';
       IF expected = 0 THEN
-        INSERT INTO reloop.sessions (id, title, created, updated, status, last_seq, forked_from)
+        INSERT INTO reloop.sessions (id, title, created, updated, status, last_seq, forked_from, parent)
         VALUES (sess, row_->>'title', (row_->>'created')::float8, (row_->>'updated')::float8,
-                row_->>'status', n, (row_->'forkedFrom')::jsonb)
+                row_->>'status', n, (row_->'forkedFrom')::jsonb, (row_->'parent')::jsonb)
         ON CONFLICT (id) DO NOTHING;
         IF NOT FOUND THEN
           SELECT last_seq INTO cur FROM reloop.sessions WHERE id = sess FOR UPDATE;
@@ -105,7 +106,8 @@ const MIGRATIONS: readonly string[] = [
         UPDATE reloop.sessions
            SET title = row_->>'title', created = (row_->>'created')::float8,
                updated = (row_->>'updated')::float8, status = row_->>'status',
-               last_seq = expected + n, forked_from = (row_->'forkedFrom')::jsonb
+               last_seq = expected + n, forked_from = (row_->'forkedFrom')::jsonb,
+               parent = (row_->'parent')::jsonb
          WHERE id = sess;
       END IF;
       INSERT INTO reloop.records (session, seq, type, run, at, record, data)
