@@ -25,6 +25,7 @@ import { noop, noopScript } from './noopRounds.ts';
 const SESSIONS = [1, 4, 16] as const;
 const APPENDS = Number(process.env.BENCH_PG_APPENDS ?? 300);
 const ROUNDS = Number(process.env.BENCH_PG_ROUNDS ?? 150);
+const REPS = Number(process.env.BENCH_PG_REPS ?? 5);
 
 export interface PgBenchRow {
   store: 'file' | 'postgres';
@@ -90,12 +91,17 @@ async function roundsPerSec(store: EventStore, n: number, tag: string): Promise<
   return (n * ROUNDS) / seconds;
 }
 
-async function measure(store: EventStore, kind: PgBenchRow['store'], n: number): Promise<PgBenchRow> {
+async function measure(
+  store: EventStore,
+  kind: PgBenchRow['store'],
+  n: number,
+  rep: number,
+): Promise<PgBenchRow> {
   const pgStore = kind === 'postgres' ? (store as PostgresEventStore) : undefined;
   const commits0 = pgStore?.commits ?? 0;
-  const appends = await appendsPerSec(store, n, kind);
+  const appends = await appendsPerSec(store, n, `${kind}${rep}`);
   const commits = (pgStore?.commits ?? 0) - commits0;
-  const rounds = await roundsPerSec(store, n, kind);
+  const rounds = await roundsPerSec(store, n, `${kind}${rep}`);
   return {
     store: kind,
     sessions: n,
@@ -103,6 +109,22 @@ async function measure(store: EventStore, kind: PgBenchRow['store'], n: number):
     roundsPerSec: rounds,
     usPerRound: (n / rounds) * 1e6,
     ...(pgStore ? { appendsPerCommit: (n * APPENDS) / commits } : {}),
+  };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** Each measure's median over the repetitions. */
+function medianRow(reps: PgBenchRow[]): PgBenchRow {
+  const first = reps[0]!;
+  const per = reps.map((r) => r.appendsPerCommit).filter((x): x is number => x !== undefined);
+  return {
+    store: first.store,
+    sessions: first.sessions,
+    appendsPerSec: median(reps.map((r) => r.appendsPerSec)),
+    roundsPerSec: median(reps.map((r) => r.roundsPerSec)),
+    usPerRound: median(reps.map((r) => r.usPerRound)),
+    ...(per.length ? { appendsPerCommit: median(per) } : {}),
   };
 }
 
@@ -133,10 +155,15 @@ export async function benchPostgres(log: (line: string) => void = console.log): 
     log(
       `postgres bench — ${ROUNDS} tool rounds and ${APPENDS} one-record appends per session; file store in ${dir}, PostgreSQL ${server.replace(/\/[^/]*$/, `/${name}`)}`,
     );
-    // Interleaved (file, postgres, file, …) so the machine's drift hits both alike.
+    // Interleaved (file, postgres, file, …), REPS times each, medians kept: the machine's drift
+    // hits both alike, and one busy second does not decide a row.
     for (const n of SESSIONS) {
-      rows.push(await measure(file, 'file', n));
-      rows.push(await measure(postgres, 'postgres', n));
+      const samples: Record<PgBenchRow['store'], PgBenchRow[]> = { file: [], postgres: [] };
+      for (let rep = 0; rep < REPS; rep++) {
+        samples.file.push(await measure(file, 'file', n, rep));
+        samples.postgres.push(await measure(postgres, 'postgres', n, rep));
+      }
+      rows.push(medianRow(samples.file), medianRow(samples.postgres));
     }
     log(
       '| store | sessions | durable appends/s | tool rounds/s | µs per round per session | appends per transaction |',

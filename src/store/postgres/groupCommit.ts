@@ -83,9 +83,12 @@ export class GroupCommitter {
         },
       })),
     );
-    const res = await this.pool.query<{ r: number[] }>('SELECT reloop.append_group($1::json) AS r', [
-      payload,
-    ]);
+    // Named: each connection parses and plans the call once, not once per commit.
+    const res = await this.pool.query<{ r: number[] }>({
+      name: 'reloop_append_group',
+      text: 'SELECT reloop.append_group($1::json) AS r',
+      values: [payload],
+    });
     this.commits++;
     const results = res.rows[0]?.r ?? [];
     for (const [i, a] of ordered.entries()) {

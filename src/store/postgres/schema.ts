@@ -38,7 +38,6 @@ const MIGRATIONS: readonly string[] = [
     data jsonb NOT NULL,
     PRIMARY KEY (session, seq)
   );
-  CREATE INDEX records_approvals ON reloop.records (session) WHERE type LIKE 'approval.%';
 
   -- The catalog, kept in the same transaction as the records it is folded from.
   CREATE TABLE reloop.sessions (
