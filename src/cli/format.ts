@@ -6,10 +6,6 @@ const clip = (s: string, n = 100) => {
   return one.length > n ? `${one.slice(0, n - 1)}…` : one;
 };
 
-export function timeOf(at: number): string {
-  return new Date(at).toISOString().replace('T', ' ').replace('Z', '');
-}
-
 /** One readable line per record, for `reloop log` and live output. */
 export function describeRecord(r: LogRecord): string {
   switch (r.type) {

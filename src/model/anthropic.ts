@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import { classifyError } from './anthropicErrors.ts';
+import { credentialFrom } from './credentials.ts';
 import { type ContentBlock, ContentBlockSchema, type Message, StopReasonSchema } from './messages.ts';
 import { priceOf, withCost } from './pricing.ts';
 import {
@@ -23,6 +24,8 @@ export interface AnthropicClientOptions {
   defaultHeaders?: Record<string, string>;
 }
 
+export { hasApiKey } from './credentials.ts';
+
 /** Thrown at construction: without a key the SDK would go hunting through profile files instead. */
 export class MissingApiKeyError extends Error {
   readonly code = 'ANTHROPIC_API_KEY_MISSING';
@@ -30,23 +33,6 @@ export class MissingApiKeyError extends Error {
     super('No Anthropic API key: set ANTHROPIC_API_KEY or pass apiKey');
     this.name = 'MissingApiKeyError';
   }
-}
-
-export function hasApiKey(env: NodeJS.ProcessEnv = process.env): boolean {
-  return Boolean(
-    env.ANTHROPIC_API_KEY?.trim() || env.ANTHROPIC_AUTH_TOKEN?.trim() || env.ANTHROPIC_BASE_URL?.trim(),
-  );
-}
-
-/**
- * The credential to send: the API key, else a bearer token. A server of one's own behind
- * ANTHROPIC_BASE_URL may need neither; it then gets a placeholder (the SDK insists on one),
- * never a key borrowed from anywhere else.
- */
-function credentialFrom(env: NodeJS.ProcessEnv): string | undefined {
-  const key = env.ANTHROPIC_API_KEY?.trim() || env.ANTHROPIC_AUTH_TOKEN?.trim();
-  if (key) return key;
-  return env.ANTHROPIC_BASE_URL?.trim() ? 'no-key-configured' : undefined;
 }
 
 function blocksOf(content: Message['content']): ContentBlock[] {

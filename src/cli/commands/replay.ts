@@ -1,7 +1,4 @@
 import type { Command } from 'commander';
-import { textOf } from '../../model/messages.ts';
-import { loadRecords, stateAt } from '../../replay/loadSession.ts';
-import { verifyReplay } from '../../replay/verify.ts';
 import { SessionNotFoundError } from '../../store/errors.ts';
 import {
   CommandFailed,
@@ -31,9 +28,18 @@ export function registerReplay(program: Command): void {
         // A seq the log does not have is an error, not silently the end (as for fork --at).
         const last = await store.lastSeq(session);
         if (toSeq < 1 || toSeq > last)
-          throw new CommandFailed(`cannot replay ${session} to seq ${toSeq}: the log has seqs 1..${last}`, 1);
+          throw new CommandFailed(
+            `cannot replay ${session} to seq ${toSeq}: the log has seqs 1..${last}`,
+            1,
+            'SEQ_RANGE',
+          );
       }
       if (opts.verify) {
+        // Loaded only here: the chart and its driver are for --verify alone.
+        const [{ loadRecords }, { verifyReplay }] = await Promise.all([
+          import('../../replay/loadSession.ts'),
+          import('../../replay/verify.ts'),
+        ]);
         const records = await loadRecords(store, session, toSeq);
         const report = await verifyReplay(records, { toSeq });
         const { ok, transitions, divergence } = report;
@@ -50,6 +56,10 @@ export function registerReplay(program: Command): void {
         if (!ok) throw new CommandFailed('', 1);
         return;
       }
+      const [{ stateAt }, { textOf }] = await Promise.all([
+        import('../../replay/loadSession.ts'),
+        import('../../model/messages.ts'),
+      ]);
       const state = await stateAt(store, session, toSeq);
       const run = state.currentRun ?? state.runs.last() ?? null;
       if (opts.json) {

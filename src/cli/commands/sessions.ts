@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { timeOf } from '../format.ts';
-import { type GlobalOptions, openStore, out, printJson, withCommonOptions } from '../io.ts';
+import { type GlobalOptions, openStore, out, printJson, timeOf, withCommonOptions } from '../io.ts';
 
 export function registerSessions(program: Command): void {
   withCommonOptions(
@@ -14,7 +13,7 @@ export function registerSessions(program: Command): void {
       for (const s of rows) {
         const fork = s.forkedFrom ? `  fork of ${s.forkedFrom.session}@${s.forkedFrom.seq}` : '';
         out(
-          `${s.id}  ${s.status.padEnd(9)} ${String(s.lastSeq).padStart(6)} records  ${timeOf(s.updated)}  ${s.title}${fork}`,
+          `${s.id}  ${s.status.padEnd(11)} ${String(s.lastSeq).padStart(6)} records  ${timeOf(s.updated)}  ${s.title}${fork}`,
         );
       }
     } finally {

@@ -3,11 +3,6 @@ import path from 'node:path';
 import { type Command, Option } from 'commander';
 import { SessionNotFoundError } from '../../store/errors.ts';
 import type { LogRecord } from '../../store/records.ts';
-import { toDot } from '../../viz/dot.ts';
-import { chartOf } from '../../viz/edgeCatalog.ts';
-import { renderViewerHtml } from '../../viz/html.ts';
-import { toMermaid } from '../../viz/mermaid.ts';
-import { edgeCounts } from '../../viz/sessionView.ts';
 import { type GlobalOptions, openStore, out, printJson, UsageError, withCommonOptions } from '../io.ts';
 
 type Format = 'mermaid' | 'dot' | 'html';
@@ -43,8 +38,12 @@ export function registerViz(program: Command): void {
   ).action(async (session: string | undefined, opts: GlobalOptions & { format: Format; out?: string }) => {
     if (opts.format === 'html' && !session)
       throw new UsageError('--format html needs a session: reloop viz <session> --format html [--out file]');
-    const chart = chartOf();
     const records = session ? await readSession(opts, session) : null;
+    const [{ chartOf }, { edgeCounts }] = await Promise.all([
+      import('../../viz/edgeCatalog.ts'),
+      import('../../viz/sessionView.ts'),
+    ]);
+    const chart = chartOf();
     const counts = records ? edgeCounts(records) : undefined;
     if (opts.json) {
       // The edge catalog, with the session's counts when one is given: for scripts and tools.
@@ -57,12 +56,13 @@ export function registerViz(program: Command): void {
       return;
     }
     const caption = session ? `${chart.id}: session ${session}` : chart.id;
+    // Each format loads only its own renderer: the viewer is for html alone.
     const text =
       opts.format === 'html'
-        ? renderViewerHtml(records ?? [])
+        ? (await import('../../viz/html.ts')).renderViewerHtml(records ?? [])
         : opts.format === 'dot'
-          ? toDot(chart, { counts, caption })
-          : toMermaid(chart, { counts, caption });
+          ? (await import('../../viz/dot.ts')).toDot(chart, { counts, caption })
+          : (await import('../../viz/mermaid.ts')).toMermaid(chart, { counts, caption });
     if (!opts.out) {
       process.stdout.write(text);
       return;
