@@ -1,6 +1,7 @@
 import type { LogRecord } from '../store/records.ts';
+import { turnAfter } from '../store/turns.ts';
 import { type Chart, chartOf, transitionKey } from './edgeCatalog.ts';
-import { NEW_TURN_REASONS, type ViewerSteps, viewerSteps } from './viewerSteps.ts';
+import { type ViewerSteps, viewerSteps } from './viewerSteps.ts';
 
 /** One transition of the log, placed on the chart. */
 export interface TimelineEntry {
@@ -73,7 +74,7 @@ export function sessionView(records: readonly LogRecord[], chart: Chart = chartO
       const { from, to, trigger, reason } = r.data;
       const edge = edgeIndex.get(transitionKey(r.data)) ?? -1;
       timeline.push({ seq: r.seq, at: r.at, run: r.run, from, to, trigger, reason, turn, edge });
-      if (NEW_TURN_REASONS.has(reason)) turnOfRun.set(run, turn + 1);
+      turnOfRun.set(run, turnAfter(turn, reason));
     } else if (r.type === 'model.responded') {
       const u = r.data.response.usage;
       const t = turnEntry(run, turnOfRun.get(run) ?? 1);

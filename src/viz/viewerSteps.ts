@@ -2,6 +2,7 @@ import type { Message, Usage } from '../model/messages.ts';
 import { evolve } from '../store/evolve.ts';
 import type { LogRecord } from '../store/records.ts';
 import { emptySessionState, type SessionState } from '../store/sessionState.ts';
+import { turnAfter } from '../store/turns.ts';
 import type { Chart } from './edgeCatalog.ts';
 import { recordNote } from './recordNotes.ts';
 
@@ -44,9 +45,6 @@ export interface ViewerSteps {
   /** One line saying what the record is (built from log data: the page shows it as text only). */
   note: string[];
 }
-
-/** A turn begins when the loop takes one of these (the chart's `nextTurn` action). */
-export const NEW_TURN_REASONS: ReadonlySet<string> = new Set(['tool_result_continuation', 'auto_compact']);
 
 function indexer<T>(list: T[], keyOf: (v: T) => string = String) {
   const seen = new Map<string, number>();
@@ -133,7 +131,7 @@ export function viewerSteps(
     const turn = turnOfRun.get(run);
     if (r.type === 'transition') {
       lastTo = r.data.to;
-      if (NEW_TURN_REASONS.has(r.data.reason)) turnOfRun.set(run, (turn ?? 1) + 1);
+      turnOfRun.set(run, turnAfter(turn ?? 1, r.data.reason));
     }
     steps.seq.push(r.seq);
     steps.at.push(r.at - t0);
