@@ -1,5 +1,6 @@
 import { textOf } from '../model/messages.ts';
 import type { LogRecord } from '../store/records.ts';
+import { plural } from './io.ts';
 
 const clip = (s: string, n = 100) => {
   const one = s.replace(/\s+/g, ' ').trim();
@@ -46,7 +47,7 @@ export function describeRecord(r: LogRecord): string {
     case 'transition':
       return `${r.data.from} → ${r.data.to}  [${r.data.reason}]`;
     case 'run.ended':
-      return `run ended ${r.data.status} (${r.data.reason}), ${r.data.turns} turns, ${r.data.usage.inputTokens} in / ${r.data.usage.outputTokens} out, $${r.data.usage.costUsd.toFixed(4)}${r.data.error ? ` — ${clip(r.data.error)}` : ''}`;
+      return `run ended ${r.data.status} (${r.data.reason}), ${plural(r.data.turns, 'turn')}, ${r.data.usage.inputTokens} in / ${r.data.usage.outputTokens} out, $${r.data.usage.costUsd.toFixed(4)}${r.data.error ? ` — ${clip(r.data.error)}` : ''}`;
     default: {
       const never: never = r;
       return JSON.stringify(never);

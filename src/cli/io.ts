@@ -102,6 +102,11 @@ async function assertStore(dir: string): Promise<void> {
   );
 }
 
+/** `1 turn`, `2 turns`. */
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
 export function timeOf(at: number): string {
   return new Date(at).toISOString().replace('T', ' ').replace('Z', '');
 }
@@ -112,6 +117,28 @@ export function printJson(value: unknown): void {
 
 export function out(line = ''): void {
   process.stdout.write(`${line}\n`);
+}
+
+/**
+ * Lines for stdout, written in blocks of ~64 kB rather than one write each: a pipe or a file
+ * makes every write a system call, and `log` prints one line per record.
+ */
+export class LineWriter {
+  private buf: string[] = [];
+  private size = 0;
+
+  line(text: string): void {
+    this.buf.push(text);
+    this.size += text.length + 1;
+    if (this.size >= 65_536) this.flush();
+  }
+
+  flush(): void {
+    if (this.buf.length === 0) return;
+    process.stdout.write(`${this.buf.join('\n')}\n`);
+    this.buf = [];
+    this.size = 0;
+  }
 }
 
 export function err(line: string): void {

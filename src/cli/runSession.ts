@@ -20,7 +20,7 @@ import {
 } from '../tools/permissions/index.ts';
 import type { AskUser, ToolHooks } from '../tools/types.ts';
 import type { RunOptions } from './commands/run.ts';
-import { CommandFailed, EXIT, out, printJson, selfCommand, storeDir, UsageError } from './io.ts';
+import { CommandFailed, EXIT, out, plural, printJson, selfCommand, storeDir, UsageError } from './io.ts';
 import { liveOutput } from './liveOutput.ts';
 
 /**
@@ -149,11 +149,6 @@ export async function runPrepared(
     out(`  view:   ${selfCommand()} viz ${sessionId} --format html --out session.html${store}`);
   }
   return result;
-}
-
-/** `n thing` / `n things`. */
-export function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
 /** The tools' working directory: it must exist and be a directory before anything runs. */

@@ -4,8 +4,8 @@ import {
   CommandFailed,
   type GlobalOptions,
   intOption,
+  LineWriter,
   openStore,
-  out,
   timeOf,
   UsageError,
   withCommonOptions,
@@ -50,10 +50,19 @@ export function registerLog(program: Command): void {
           1,
           'SEQ_RANGE',
         );
-      for await (const r of store.read(session, { fromSeq, toSeq })) {
-        if (opts.type && r.type !== opts.type) continue;
-        if (opts.json) out(JSON.stringify(r));
-        else out(`${String(r.seq).padStart(5)}  ${timeOf(r.at)}  ${r.type.padEnd(18)} ${describeRecord(r)}`);
+      const w = new LineWriter();
+      try {
+        for await (const r of store.read(session, { fromSeq, toSeq })) {
+          if (opts.type && r.type !== opts.type) continue;
+          if (opts.json) w.line(JSON.stringify(r));
+          else
+            w.line(
+              `${String(r.seq).padStart(5)}  ${timeOf(r.at)}  ${r.type.padEnd(18)} ${describeRecord(r)}`,
+            );
+        }
+      } finally {
+        // What was read before a bad line is still printed, then the error.
+        w.flush();
       }
     } finally {
       await store.close();

@@ -6,6 +6,7 @@ import {
   intOption,
   openStore,
   out,
+  plural,
   printJson,
   withCommonOptions,
 } from '../io.ts';
@@ -46,7 +47,7 @@ export function registerReplay(program: Command): void {
         if (opts.json) printJson({ ok, records: report.records, transitions, divergence });
         else if (ok)
           out(
-            `ok: ${report.records} records, ${transitions} transitions in ${report.runs} runs replay identically`,
+            `ok: ${plural(report.records, 'record')}, ${plural(transitions, 'transition')} in ${plural(report.runs, 'run')} replay identically`,
           );
         else {
           out(`DIVERGED at seq ${divergence!.seq}: ${divergence!.detail}`);
@@ -79,7 +80,7 @@ export function registerReplay(program: Command): void {
       out(`session ${session} as of seq ${state.lastSeq}`);
       if (run)
         out(
-          `run ${run.id}: ${run.status}${run.reason ? ` (${run.reason})` : ''}, state ${run.state}, ${run.turns} turns`,
+          `run ${run.id}: ${run.status}${run.reason ? ` (${run.reason})` : ''}, state ${run.state}, ${plural(run.turns, 'turn')}`,
         );
       out(
         `usage: ${state.usage.inputTokens} in / ${state.usage.outputTokens} out, $${state.usage.costUsd.toFixed(4)}`,
