@@ -64,6 +64,8 @@ const aborted = (message = 'aborted'): ActorFailure => ({ kind: 'aborted', messa
 export function liveEffects(d: LiveDeps): EffectHandlers {
   const rec = <T extends RecordType>(type: T, data: RecordData<T>) =>
     d.writer.add({ type, run: d.runId, at: d.clock.now(), data } as DraftRecord);
+  // Durations come from the injected clock too, so a virtual clock logs the same records every run.
+  const elapsed = d.clock.monotonicNow ? d.clock.monotonicNow.bind(d.clock) : () => performance.now();
 
   async function call(
     request: ModelRequest,
@@ -148,6 +150,7 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
           askUser: d.askUser,
           hooks: d.toolHooks,
           defaultTimeoutMs: d.toolTimeoutMs,
+          now: elapsed,
         },
         {
           onPermission: (p) => rec('permission.decided', p),
@@ -258,7 +261,7 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
       };
       const answers: StopAnswer[] = [];
       for (const hook of d.stopHooks) {
-        const t0 = performance.now();
+        const t0 = elapsed();
         let res: StopHookResult;
         try {
           res = await hook.run(payload, d.signal);
@@ -272,7 +275,7 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
           decision: res.decision,
           ...(reason !== undefined ? { reason } : {}),
           command: hook.name,
-          durationMs: Math.round(performance.now() - t0),
+          durationMs: Math.round(elapsed() - t0),
         });
         answers.push({ hook: 'Stop', decision: res.decision, reason });
         if (res.decision === 'prevent') break;
