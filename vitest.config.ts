@@ -1,6 +1,16 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+const src = (file: string) => fileURLToPath(new URL(`./src/${file}`, import.meta.url));
+
 export default defineConfig({
+  resolve: {
+    // Tests written as a user writes them (`from 'reloop/testing'`) run against the source.
+    alias: [
+      { find: /^reloop\/testing$/, replacement: src('testing/index.ts') },
+      { find: /^reloop$/, replacement: src('index.ts') },
+    ],
+  },
   test: {
     include: ['test/**/*.test.ts'],
     // The CLI tests spawn bin/reloop.js, which runs dist/: built once here from src/.
