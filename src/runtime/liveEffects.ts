@@ -180,7 +180,11 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
     }),
 
     compact: async (input: CompactInput): Promise<CompactResult> => {
-      const tokensBefore = estimateHistoryTokens(input.messages);
+      // Before and after are measured as the trigger measures: the usage-based size of the context.
+      // What of it the history estimate does not explain (system prompt, tool definitions) stays
+      // after compaction; the history part becomes the estimate of the compacted history.
+      const historyBefore = estimateHistoryTokens(input.messages);
+      const tokensBefore = Math.max(input.contextTokens ?? 0, historyBefore);
       const fail = (error: string): never => {
         rec('compaction.finished', { ok: false, mode: input.mode, error });
         throw { kind: 'failed', message: `compaction failed: ${error}` } satisfies ActorFailure;
@@ -200,7 +204,7 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
       const summary = summaryText(response.content);
       if (!summary) return fail('the model returned an empty summary');
       const messages = compactedHistory(input.messages, summary, d.compactTailTokens ?? 8_000);
-      const tokensAfter = estimateHistoryTokens(messages);
+      const tokensAfter = tokensBefore - historyBefore + estimateHistoryTokens(messages);
       rec('compaction.finished', {
         ok: true,
         mode: input.mode,
