@@ -42,7 +42,9 @@ export async function runDemo(opts: RunOptions): Promise<RunResult> {
   };
   const prepared = await prepareRun(demo, {
     model: new ScriptedModelClient(demoScript(), { costOf, file: 'demo script' }),
-    settings: { model: 'claude-sonnet-4-6', autoCompactThreshold: 6_000 },
+    // A small threshold and tail, so this small project's context gets compacted.
+    settings: { model: 'claude-sonnet-4-6', autoCompactThreshold: 2_800 },
+    compactTailTokens: 300,
     title: 'demo: fix the failing test',
   });
   const store = await openStore(opts, { create: true });

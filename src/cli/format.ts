@@ -38,7 +38,7 @@ export function describeRecord(r: LogRecord): string {
       return `hook ${r.data.hook}: ${r.data.decision}${r.data.reason ? `: ${clip(r.data.reason, 70)}` : ''}`;
     case 'compaction.finished':
       return r.data.ok
-        ? `compaction (${r.data.mode}) ${r.data.tokensBefore} → ${r.data.tokensAfter} tokens, ${r.data.messages.length} messages`
+        ? `compaction (${r.data.mode}) ${r.data.tokensBefore} → ${r.data.tokensAfter} tokens, ${plural(r.data.messages.length, 'message')}`
         : `compaction (${r.data.mode}) failed: ${clip(r.data.error)}`;
     case 'actor.failed':
       return `${r.data.actor} failed: ${clip(r.data.message)}`;
