@@ -69,7 +69,9 @@ export interface StartupRow {
   ratio: number;
 }
 
-export async function benchStartup(runs = Number(process.env.BENCH_STARTUP_RUNS ?? 10)): Promise<StartupRow[]> {
+export async function benchStartup(
+  runs = Number(process.env.BENCH_STARTUP_RUNS ?? 10),
+): Promise<StartupRow[]> {
   console.log(`\n## Start-up: each command ${runs}× (compiled CLI, bin/reloop.js), beside node -e 0`);
   const dir = await mkdtemp(path.join(tmpdir(), 'reloop-bench-startup-'));
   try {
@@ -91,7 +93,10 @@ export async function benchStartup(runs = Number(process.env.BENCH_STARTUP_RUNS 
       { name: 'reloop --version', args: [BIN, '--version'] },
       { name: 'reloop --help', args: [BIN, '--help'] },
       { name: 'reloop sessions (1 000 sessions)', args: [BIN, 'sessions', '--store', store] },
-      { name: 'reloop sessions --json (1 000 sessions)', args: [BIN, 'sessions', '--json', '--store', store] },
+      {
+        name: 'reloop sessions --json (1 000 sessions)',
+        args: [BIN, 'sessions', '--json', '--store', store],
+      },
       { name: `reloop log <id> (${small.length} records)`, args: [BIN, 'log', 's_1', '--store', store] },
       {
         name: `reloop replay <id> --verify (${small.length} records)`,
@@ -101,9 +106,15 @@ export async function benchStartup(runs = Number(process.env.BENCH_STARTUP_RUNS 
     ];
     // Interleaved: one run of every command per pass, so a slow spell of the host hits them all.
     const times = cases.map(() => [] as number[]);
-    for (let i = 0; i < runs; i++) cases.forEach((c, k) => times[k]!.push(timeOnce(c.args)));
+    for (let i = 0; i < runs; i++) {
+      for (const [k, c] of cases.entries()) times[k]!.push(timeOnce(c.args));
+    }
     const base = median(times[0]!);
-    const rows = cases.map((c, k) => ({ name: c.name, medianMs: median(times[k]!), ratio: median(times[k]!) / base }));
+    const rows = cases.map((c, k) => ({
+      name: c.name,
+      medianMs: median(times[k]!),
+      ratio: median(times[k]!) / base,
+    }));
 
     const verifyArgs = [BIN, 'replay', 's_big', '--verify', '--store', bigStore];
     const verifyTimes: number[] = [];
@@ -117,7 +128,9 @@ export async function benchStartup(runs = Number(process.env.BENCH_STARTUP_RUNS 
       'reloop sessions (1 000 sessions)': '≤ 4×',
     };
     for (const r of rows)
-      console.log(`| ${r.name} | ${r.medianMs.toFixed(1)} | ${r.ratio.toFixed(2)}× | ${targets[r.name] ?? ''} |`);
+      console.log(
+        `| ${r.name} | ${r.medianMs.toFixed(1)} | ${r.ratio.toFixed(2)}× | ${targets[r.name] ?? ''} |`,
+      );
     const rate = (big.length / verifyMs) * 1000;
     console.log(
       `| reloop replay <id> --verify (${big.length.toLocaleString('en-US')} records) | ${verifyMs.toFixed(0)} | ${(verifyMs / base).toFixed(1)}× | ≥ 100 000 records/s: ${Math.round(rate).toLocaleString('en-US')} records/s |`,

@@ -37,7 +37,10 @@ describe('turn numbering', () => {
     const paths = computeEdgePaths().paths;
     expect(paths.length).toBeGreaterThan(20);
     for (const [i, path] of paths.entries()) {
-      const run = await runScenario(buildScenario(path), { store: new MemoryEventStore(), idPrefix: `t${i}-` });
+      const run = await runScenario(buildScenario(path), {
+        store: new MemoryEventStore(),
+        idPrefix: `t${i}-`,
+      });
       const what = `${path.edge.id}`;
       let state = emptySessionState();
       const cli: number[] = [];
