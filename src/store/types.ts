@@ -18,7 +18,11 @@ export interface SessionInfo {
   title: string;
   created: number;
   updated: number;
-  status: RunStatus | 'running' | 'idle';
+  /**
+   * The last run's status; `running` while a run is open, `interrupted` for a run copied open into a
+   * fork (nothing runs it until `run --resume`), `idle` before the first run.
+   */
+  status: RunStatus | 'running' | 'interrupted' | 'idle';
   lastSeq: number;
   forkedFrom: { session: string; seq: number } | null;
 }

@@ -466,6 +466,10 @@ describe('sessions, log, replay, fork', () => {
       const f = await runCli(['fork', id, '--at', String(at), '--json', '--store', store], { cwd: p.cwd });
       expect(f.code, f.stderr).toBe(0);
       const fork = onlyJson<{ sessionId: string }>(f).sessionId;
+      // Nothing runs the fork's copied run: it is listed as interrupted, not running.
+      const listed = await runCli(['sessions', '--json', '--store', store], { cwd: p.cwd });
+      const row = onlyJson<{ id: string; status: string }[]>(listed).find((x) => x.id === fork);
+      expect(row?.status).toBe('interrupted');
       const s2 = await writeJson(path.join(p.cwd, 's2-mid.json'), { turns: [{ text: 'Found notes.txt.' }] });
       const r = await runCli(['run', '--resume', fork, '--script', s2, '--store', store, '--json', 'go on'], {
         cwd: p.cwd,
@@ -482,6 +486,10 @@ describe('sessions, log, replay, fork', () => {
       const rerun = log.find((x) => x.seq > at && x.type === 'tool.finished');
       expect(rerun?.data).toMatchObject({ name: 'Glob', outcome: 'ok' });
       expect(JSON.stringify(rerun?.data)).toContain('notes.txt');
+      const after = await runCli(['sessions', '--json', '--store', store], { cwd: p.cwd });
+      expect(onlyJson<{ id: string; status: string }[]>(after).find((x) => x.id === fork)?.status).toBe(
+        'completed',
+      );
     },
     SLOW,
   );
