@@ -721,6 +721,12 @@ describe('reloop run --demo', () => {
         ]) {
           expect(reasons, reason).toContain(reason);
         }
+        // The compaction shrank the context, measured as its trigger measures it.
+        const compaction = log.find((x) => x.type === 'compaction.finished');
+        if (compaction?.type !== 'compaction.finished' || !compaction.data.ok)
+          throw new Error('no compaction');
+        expect(compaction.data.tokensBefore).toBeGreaterThan(2_800);
+        expect(compaction.data.tokensAfter).toBeLessThan(compaction.data.tokensBefore);
         const v = await runCli(['replay', j.sessionId, '--verify', '--json'], { cwd });
         expect(v.code, v.stdout + v.stderr).toBe(0);
         expect(onlyJson(v)).toEqual({
