@@ -157,7 +157,11 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
           onHook: (h) => rec('hook.decided', h),
           beforeRun: async (calls) => {
             for (const c of calls) rec('tool.started', c);
-            await d.writer.commit();
+            // Write-ahead is for effects: the log must say which ones may have happened. Read-only
+            // calls have none, so their batch needs no commit of its own — a crash while they run
+            // leaves a log ending at the request, and resume asks the model again. Their records
+            // go out with the next request's commit: one fdatasync a round instead of two.
+            if (calls.some((c) => !c.readOnly)) await d.writer.commit();
           },
           onFinished: (r) =>
             rec('tool.finished', {
