@@ -59,8 +59,17 @@ function withoutEmptyText(content: Message['content']): Message['content'] {
  * The input is never mutated: it is the live history, shared by reference.
  */
 export function normalizeHistory(messages: readonly Message[]): Message[] {
-  const out: Message[] = [];
-  for (const message of messages) {
+  return normalizeFrom([], messages, 0);
+}
+
+/**
+ * Normalizes `messages[from..]` onto `out`, the normalized form of `messages[..from)`: the
+ * normalization is a left fold, so a history that only grew since the last request needs only
+ * its new messages folded in.
+ */
+function normalizeFrom(out: Message[], messages: readonly Message[], from: number): Message[] {
+  for (let i = from; i < messages.length; i++) {
+    const message = messages[i]!;
     if (isEmptyContent(message.content)) continue;
     const content = withoutEmptyText(message.content);
     const last = out.at(-1);
@@ -118,6 +127,19 @@ export class AnthropicModelClient implements ModelClient {
   readonly kind = 'anthropic';
   readonly #client: Anthropic;
   readonly #apiKey: string;
+  /**
+   * The last history sent, normalized. The loop's history is one array that only grows (a
+   * compaction gives a new one), so the next request folds in only what was appended.
+   */
+  #sent:
+    | {
+        source: readonly Message[];
+        length: number;
+        first: Message | undefined;
+        last: Message | undefined;
+        out: Message[];
+      }
+    | undefined;
 
   constructor(options: AnthropicClientOptions = {}) {
     const apiKey = options.apiKey ?? credentialFrom(process.env);
@@ -134,13 +156,33 @@ export class AnthropicModelClient implements ModelClient {
     });
   }
 
+  private normalized(messages: readonly Message[]): Message[] {
+    const sent = this.#sent;
+    const grown =
+      sent !== undefined &&
+      sent.source === messages &&
+      messages.length >= sent.length &&
+      messages[0] === sent.first &&
+      messages[sent.length - 1] === sent.last;
+    const out = grown ? normalizeFrom(sent.out, messages, sent.length) : normalizeHistory(messages);
+    this.#sent = {
+      source: messages,
+      length: messages.length,
+      first: messages[0],
+      last: messages.at(-1),
+      out,
+    };
+    // The SDK gets its own array: the next request extends `out` in place.
+    return out.slice();
+  }
+
   async stream(request: ModelRequest, { signal, onEvent }: ModelCallOptions): Promise<ModelResponse> {
     if (signal.aborted) throw new ModelCallError(abortedFailure());
     const params: Anthropic.MessageCreateParamsNonStreaming = {
       model: request.model,
       max_tokens: request.maxTokens,
       // Our persisted shapes are the API's wire shapes (see messages.ts).
-      messages: normalizeHistory(request.messages) as Anthropic.MessageParam[],
+      messages: this.normalized(request.messages) as Anthropic.MessageParam[],
       ...(request.system ? { system: request.system } : {}),
       ...(request.tools.length > 0 ? { tools: request.tools as Anthropic.Tool[] } : {}),
     };
