@@ -5,13 +5,13 @@
  * each round, one JSON line + fdatasync per round. Each client runs in its own process; the
  * server (this process) notes when each request arrives, so process start-up is not counted.
  * Target (docs/BENCHMARKS.md §5): reloop ≤ 1.2× the plain loop, flat over the session.
- *   node node_modules/.cache/reloop-bench/bench/e2e.js [rounds]      (after npm run bench once)
+ *   npm run build && npm run bench:build && node node_modules/.cache/reloop-bench/bench/e2e.js [rounds]
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startMessagesServer, textReply, toolUseReply } from '../test/support/messagesServer.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -25,12 +25,18 @@ const PROMPT = 'Read notes.txt again and again until told otherwise.';
 interface E2eRun {
   /** Mean ms per round over the whole session (first request to last). */
   msPerRound: number;
-  /** Mean ms per round over rounds 50–150 and over the last 100. */
+  /** CPU time of the client process (user + system, start-up included) per round. */
+  cpuMsPerRound: number;
+  /** The median round, over the whole session: the typical round, spikes of the host aside. */
+  medianMs: number;
+  /** The median round over rounds 50–150 and over the last 100. */
   earlyMs: number;
   lateMs: number;
 }
 
-function exec(cmd: string, args: string[], cwd: string, env: Record<string, string>): Promise<string> {
+/** Runs a client under the CPU-time preload; resolves with its CPU ms (user + system). */
+function exec(cmd: string, args: string[], cwd: string, env: Record<string, string>): Promise<number> {
+  args = ['--import', pathToFileURL(path.join(HERE, 'cpuAtExit.js')).href, ...args];
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, {
       cwd,
@@ -45,9 +51,11 @@ function exec(cmd: string, args: string[], cwd: string, env: Record<string, stri
     child.stderr.on('data', (d) => {
       err += d;
     });
-    child.on('close', (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`${args.join(' ')} exited ${code}: ${err}`)),
-    );
+    child.on('close', (code) => {
+      const cpu = /cpu-ms (\S+) (\S+)/.exec(err);
+      if (code === 0 && cpu) resolve(Number(cpu[1]) + Number(cpu[2]));
+      else reject(new Error(`${args.join(' ')} exited ${code}: ${out}${err}`));
+    });
   });
 }
 
@@ -65,9 +73,10 @@ async function oneSession(which: 'reloop' | 'plain', rounds: number, dir: string
   const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-bench' };
   const work = await mkdtemp(path.join(dir, `${which}-`));
   await writeFile(path.join(work, 'notes.txt'), 'remember the milk\nand the eggs\n');
+  let cpuMs = 0;
   try {
     if (which === 'reloop') {
-      await exec(
+      cpuMs = await exec(
         process.execPath,
         [
           path.join(ROOT, 'bin', 'reloop.js'),
@@ -85,7 +94,7 @@ async function oneSession(which: 'reloop' | 'plain', rounds: number, dir: string
         env,
       );
     } else {
-      await exec(
+      cpuMs = await exec(
         process.execPath,
         [path.join(HERE, 'e2ePlain.js'), path.join(work, 'log.jsonl'), work, PROMPT],
         work,
@@ -97,11 +106,14 @@ async function oneSession(which: 'reloop' | 'plain', rounds: number, dir: string
   }
   if (arrivals.length !== rounds + 1)
     throw new Error(`${which}: ${arrivals.length} requests, expected ${rounds + 1}`);
-  const per = (from: number, to: number) => (arrivals[to]! - arrivals[from]!) / (to - from);
+  const gaps = arrivals.slice(1).map((t, i) => t - arrivals[i]!);
+  const medianOfGaps = (from: number, to: number) => median(gaps.slice(from, to));
   return {
-    msPerRound: per(0, rounds),
-    earlyMs: per(Math.min(50, rounds - 1), Math.min(150, rounds)),
-    lateMs: per(Math.max(0, rounds - 100), rounds),
+    msPerRound: (arrivals[rounds]! - arrivals[0]!) / rounds,
+    cpuMsPerRound: cpuMs / rounds,
+    medianMs: medianOfGaps(0, rounds),
+    earlyMs: medianOfGaps(Math.min(50, rounds - 1), Math.min(150, rounds)),
+    lateMs: medianOfGaps(Math.max(0, rounds - 100), rounds),
   };
 }
 
@@ -109,7 +121,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.le
 
 export async function benchE2e(
   rounds = Number(process.env.BENCH_E2E_ROUNDS ?? 600),
-  reps = Number(process.env.BENCH_E2E_REPS ?? 3),
+  reps = Number(process.env.BENCH_E2E_REPS ?? 5),
 ): Promise<{ plain: E2eRun; reloop: E2eRun }> {
   console.log(
     `\n## End to end: a ${rounds}-round session, reloop run (file store) vs a plain durable loop, same SDK and loopback server`,
@@ -125,18 +137,21 @@ export async function benchE2e(
     const pick = (rs: E2eRun[]) => rs.find((r) => r.msPerRound === median(rs.map((x) => x.msPerRound)))!;
     const plain = pick(runs.plain);
     const reloop = pick(runs.reloop);
+    const cpu = (rs: E2eRun[]) => median(rs.map((x) => x.cpuMsPerRound));
+    const typical = (rs: E2eRun[]) => median(rs.map((x) => x.medianMs));
     console.log(
-      '| loop | ms/round (median run) | all runs | early (rounds 50–150) | late (last 100) | late/early |',
+      '| loop | ms/round, mean (median run) | all runs | median round (median of runs) | early (rounds 50–150, median) | late (last 100, median) | late/early | client CPU ms/round |',
     );
-    console.log('|---|---|---|---|---|---|');
+    console.log('|---|---|---|---|---|---|---|---|');
     const row = (name: string, r: E2eRun, all: E2eRun[]) =>
       console.log(
-        `| ${name} | ${r.msPerRound.toFixed(2)} | ${all.map((x) => x.msPerRound.toFixed(2)).join(', ')} | ${r.earlyMs.toFixed(2)} | ${r.lateMs.toFixed(2)} | ${(r.lateMs / r.earlyMs).toFixed(2)} |`,
+        `| ${name} | ${r.msPerRound.toFixed(2)} | ${all.map((x) => x.msPerRound.toFixed(2)).join(', ')} | ${typical(all).toFixed(2)} | ${r.earlyMs.toFixed(2)} | ${r.lateMs.toFixed(2)} | ${(r.lateMs / r.earlyMs).toFixed(2)} | ${cpu(all).toFixed(2)} |`,
       );
     row('plain durable loop (SDK + 1 line + fdatasync a round)', plain, runs.plain);
     row('reloop run (file store)', reloop, runs.reloop);
     console.log(
-      `\nratio reloop / plain: ${(reloop.msPerRound / plain.msPerRound).toFixed(2)}× (target ≤ 1.2×)`,
+      `\nratio reloop / plain (target ≤ 1.2×): mean round ${(reloop.msPerRound / plain.msPerRound).toFixed(2)}×, ` +
+        `median round ${(typical(runs.reloop) / typical(runs.plain)).toFixed(2)}×, client CPU ${(cpu(runs.reloop) / cpu(runs.plain)).toFixed(2)}×`,
     );
     return { plain, reloop };
   } finally {

@@ -4,7 +4,7 @@
  * run, medians and ratios. Targets (docs/BENCHMARKS.md §4): `--help` / `--version` ≤ 2× node;
  * `sessions` on 1 000 sessions ≤ 4×; `replay <id> --verify` on 100 000 records ≥ 100 000
  * records/s, whole command included.
- *   npm run build && node node_modules/.cache/reloop-bench/bench/startup.js   (after npm run bench once)
+ *   npm run build && npm run bench:build && node node_modules/.cache/reloop-bench/bench/startup.js
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -19,7 +19,7 @@ import { MemoryEventStore } from '../src/store/memoryStore.ts';
 import type { LogRecord } from '../src/store/records.ts';
 import { noop, noopScript } from './noopRounds.ts';
 
-/** The repository root: this file runs from bench/ (tsx) or compiled, under node_modules/.cache. */
+/** The repository root: this file runs compiled, under node_modules/.cache/reloop-bench/bench. */
 function repoRoot(): string {
   const here = fileURLToPath(import.meta.url);
   const cache = here.lastIndexOf(`${path.sep}node_modules${path.sep}`);
