@@ -17,6 +17,7 @@ import {
   createPermissionPolicy,
   type PermissionMode,
   PermissionModeSchema,
+  PermissionRuleError,
 } from '../tools/permissions/index.ts';
 import type { AskUser, ToolHooks } from '../tools/types.ts';
 import type { RunOptions } from './commands/run.ts';
@@ -75,7 +76,7 @@ export async function prepareRun(
   prepared.options = {
     cwd,
     tools: builtinTools({ allowOutsideCwd: opts.allow.some((r) => /\((\/|~\/|\.\.)/.test(r)) }),
-    canUseTool: createPermissionPolicy({ mode, allow: opts.allow, deny: opts.deny, cwd }),
+    canUseTool: permissionPolicy(mode, opts, cwd),
     askUser: !quiet && process.stdin.isTTY ? terminalAsk : undefined,
     toolHooks,
     stopHooks,
@@ -158,6 +159,16 @@ async function workingDirectory(flag: string | undefined): Promise<string> {
   if (!st) throw new UsageError(`--cwd ${cwd}: no such directory`, 'CWD_INVALID');
   if (!st.isDirectory()) throw new UsageError(`--cwd ${cwd}: not a directory`, 'CWD_INVALID');
   return cwd;
+}
+
+/** The policy of the flags; a malformed `--allow` / `--deny` rule is bad usage. */
+function permissionPolicy(mode: PermissionMode, opts: RunOptions, cwd: string) {
+  try {
+    return createPermissionPolicy({ mode, allow: opts.allow, deny: opts.deny, cwd });
+  } catch (e) {
+    if (e instanceof PermissionRuleError) throw new UsageError(e.message, e.code);
+    throw e;
+  }
 }
 
 async function hookSettings(file: string, cwd: string) {

@@ -74,7 +74,7 @@ export async function openFileStore(dir: string, options: FileStoreOptions = {})
 
 /**
  * The embedded store: `<dir>/sessions/<id>.jsonl`, one record per line, one `write` and one
- * `fdatasync` per append call, one writer per session across processes. See DESIGN.md §4.
+ * `fdatasync` per append call, one writer per session across processes.
  */
 export class FileEventStore implements EventStore {
   private readonly writers = new Map<string, Writer>();

@@ -125,6 +125,22 @@ describe('reloop run', () => {
   );
 
   it(
+    'an --allow rule that does not parse is bad usage, like any other flag value',
+    async () => {
+      const store = path.join(root, 'rule-store');
+      const r = await runCli(
+        ['run', '--script', script, '--allow', 'Bash(npm test', '--store', store, 'hi'],
+        {
+          cwd: project,
+        },
+      );
+      expectOneLineError(r, 2, 'INVALID_PERMISSION_RULE');
+      expect(await exists(store)).toBe(false);
+    },
+    SLOW,
+  );
+
+  it(
     'a one-turn run says "1 turn", and its replay "1 run"',
     async () => {
       const store = path.join(root, 'plural-store');
