@@ -1,4 +1,5 @@
 import { benchE2e } from './e2e.ts';
+import { benchImport } from './import.ts';
 import { benchLoop } from './loop.ts';
 import { benchReplay } from './replay.ts';
 import { benchStartup } from './startup.ts';
@@ -13,5 +14,6 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 10_000);
 await benchLoop(rounds);
 await benchStore();
 await benchReplay();
+await benchImport();
 await benchStartup();
 await benchE2e();

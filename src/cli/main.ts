@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerCoverage } from './commands/coverage.ts';
 import { registerFork } from './commands/fork.ts';
+import { registerImport } from './commands/import.ts';
 import { registerLog } from './commands/log.ts';
 import { registerPaths } from './commands/paths.ts';
 import { registerReplay } from './commands/replay.ts';
@@ -38,6 +39,7 @@ const commands: ((p: Command) => void)[] = [
   registerViz,
   registerCoverage,
   registerPaths,
+  registerImport,
 ];
 
 for (const register of commands) register(program);

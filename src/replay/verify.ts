@@ -6,6 +6,7 @@ import { type DriveOutcome, driveMachine, type TransitionFact } from '../runtime
 import { evolve } from '../store/evolve.ts';
 import type { LogRecord, RecordOf } from '../store/records.ts';
 import { emptySessionState, type SessionState } from '../store/sessionState.ts';
+import { importedFromOf, verifyImported } from './conformance.ts';
 import { ReplayDivergenceError } from './errors.ts';
 import { type FactSource, recordedEffects } from './recordedEffects.ts';
 
@@ -48,6 +49,8 @@ export async function verifyReplay(
   all: readonly LogRecord[],
   options: VerifyOptions = {},
 ): Promise<VerifyReport> {
+  // An imported session was not run by the chart: its runs are checked for conformance instead.
+  if (importedFromOf(all)) return verifyImported(all, options, verifyReplay);
   const records = options.toSeq !== undefined ? all.filter((r) => r.seq <= options.toSeq!) : all;
   const machine = options.machine ?? queryLoopMachine;
   const count = { transitions: 0 };

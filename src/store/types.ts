@@ -39,5 +39,10 @@ export interface EventStore {
   /** Last seq of a session (0 when it has no records); throws SessionNotFoundError when unknown. */
   lastSeq(session: string): Promise<number>;
   exists(session: string): Promise<boolean>;
+  /**
+   * Deletes a whole session: its stream and its catalog row (never part of one). Optional: a
+   * store that cannot omits it. `reloop import --force` uses it to replace an import.
+   */
+  remove?(session: string): Promise<void>;
   close(): Promise<void>;
 }
