@@ -5,10 +5,13 @@
  * a program importing `reloop` and `reloop/testing`, and a TypeScript file type-checked with
  * `tsc --noEmit` against the shipped `.d.ts`.
  *
- * No network: the dependencies come from npm's cache (filled by `npm ci`), `--prefer-offline`.
+ * No network: the project gets a lockfile made from the repository's (the tarball, then every
+ * dependency that is not a dev one, with its resolved URL and integrity), so `npm ci --offline`
+ * installs it from npm's cache alone — which `npm ci` of the repository has filled.
  */
 import { execFile } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -30,13 +33,54 @@ async function sh(cmd: string, args: string[], cwd: string, env: Record<string, 
   try {
     return await run(cmd, args, {
       cwd,
-      env: { ...process.env, npm_config_prefer_offline: 'true', npm_config_audit: 'false', ...env },
+      env: { ...process.env, npm_config_offline: 'true', npm_config_audit: 'false', ...env },
       maxBuffer: 64 * 1024 * 1024,
     });
   } catch (e) {
     const x = e as { stdout?: string; stderr?: string; code?: number };
     throw new Error(`${cmd} ${args.join(' ')} (in ${cwd}) exited ${x.code}:\n${x.stdout}\n${x.stderr}`);
   }
+}
+
+/**
+ * An empty project depending on the tarball, with a lockfile: resolving versions needs the
+ * registry's metadata, which `npm ci` never caches; a lockfile that names every package's
+ * tarball and integrity needs only the tarballs, which it does.
+ */
+async function writeConsumerProject(dir: string, tgz: string): Promise<void> {
+  const lock = JSON.parse(await readFile(path.join(REPO_ROOT, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, Record<string, unknown> & { dev?: boolean }>;
+  };
+  const own = lock.packages['']!;
+  const integrity = `sha512-${createHash('sha512')
+    .update(await readFile(tgz))
+    .digest('base64')}`;
+  const packages: Record<string, unknown> = {
+    '': { name: 'reloop-consumer', dependencies: { reloop: `file:${tgz}` } },
+    'node_modules/reloop': {
+      version: own.version,
+      resolved: `file:${tgz}`,
+      integrity,
+      license: own.license,
+      dependencies: own.dependencies,
+      bin: own.bin,
+      engines: own.engines,
+    },
+  };
+  for (const [where, entry] of Object.entries(lock.packages)) {
+    if (where.startsWith('node_modules/') && !entry.dev) packages[where] = entry;
+  }
+  const pkg = {
+    name: 'reloop-consumer',
+    private: true,
+    type: 'module',
+    dependencies: { reloop: `file:${tgz}` },
+  };
+  await writeFile(path.join(dir, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
+  await writeFile(
+    path.join(dir, 'package-lock.json'),
+    `${JSON.stringify({ name: pkg.name, lockfileVersion: 3, requires: true, packages }, null, 2)}\n`,
+  );
 }
 
 beforeAll(async () => {
@@ -54,11 +98,8 @@ beforeAll(async () => {
 
   consumer = path.join(work, 'consumer');
   await mkdir(consumer);
-  await writeFile(
-    path.join(consumer, 'package.json'),
-    JSON.stringify({ name: 'reloop-consumer', private: true, type: 'module' }, null, 2),
-  );
-  await sh('npm', ['install', '--no-fund', '--no-audit', tarball], consumer);
+  await writeConsumerProject(consumer, tarball);
+  await sh('npm', ['ci', '--no-fund', '--no-audit'], consumer);
 }, SLOW);
 
 afterAll(async () => {
