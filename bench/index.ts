@@ -2,6 +2,7 @@ import { benchE2e } from './e2e.ts';
 import { benchImport } from './import.ts';
 import { benchLoop } from './loop.ts';
 import { benchReplay } from './replay.ts';
+import { benchSandbox } from './sandbox.ts';
 import { benchStartup } from './startup.ts';
 import { benchStore } from './store.ts';
 
@@ -15,5 +16,6 @@ await benchLoop(rounds);
 await benchStore();
 await benchReplay();
 await benchImport();
+await benchSandbox();
 await benchStartup();
 await benchE2e();

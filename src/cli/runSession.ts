@@ -24,6 +24,8 @@ import type { RunOptions } from './commands/run.ts';
 import { CommandFailed, EXIT, out, plural, printJson, selfCommand, storeDir, UsageError } from './io.ts';
 import { liveOutput } from './liveOutput.ts';
 
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
 /**
  * What `reloop run` (and the demo) needs before it may touch the store: every flag parsed,
  * the working directory checked, the script and the settings file read and validated. Any of
@@ -55,10 +57,11 @@ export async function prepareRun(
     options: {},
   };
   prepared.model = given ?? (await modelFrom(opts, () => prepared.session?.abort()));
-  const stopHooks: StopHook[] = opts.stopHook.map((c) => createCommandStopHook(c, { cwd }));
+  const passEnv = opts.passEnv ?? [];
+  const stopHooks: StopHook[] = opts.stopHook.map((c) => createCommandStopHook(c, { cwd, passEnv }));
   let toolHooks: ToolHooks | undefined;
   if (opts.settings) {
-    const hooks = await hookSettings(path.resolve(opts.settings), cwd);
+    const hooks = await hookSettings(path.resolve(opts.settings), cwd, passEnv);
     stopHooks.push(...hooks.stopHooks);
     toolHooks = hooks.toolHooks;
     for (const w of hooks.warnings) process.stderr.write(`warning: ${w}\n`);
@@ -75,7 +78,10 @@ export async function prepareRun(
   const quiet = opts.json === true;
   prepared.options = {
     cwd,
-    tools: builtinTools({ allowOutsideCwd: opts.allow.some((r) => /\((\/|~\/|\.\.)/.test(r)) }),
+    tools: builtinTools({
+      allowOutsideCwd: opts.allow.some((r) => /\((\/|~\/|\.\.)/.test(r)),
+      bash: { passEnv },
+    }),
     canUseTool: permissionPolicy(mode, opts, cwd),
     askUser: !quiet && process.stdin.isTTY ? terminalAsk : undefined,
     toolHooks,
@@ -92,6 +98,10 @@ export function checkRunFlags(
   base: RunSettings = {},
 ): { mode: PermissionMode; settings: RunSettings } {
   const mode = parseMode(opts.permissionMode);
+  for (const name of opts.passEnv ?? []) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      throw new UsageError(`--pass-env takes a variable name, got ${JSON.stringify(name)}`);
+  }
   const settings: RunSettings = { ...base };
   if (opts.maxTurns !== undefined) settings.maxTurns = positiveInt('--max-turns', opts.maxTurns);
   if (opts.maxAttempts !== undefined)
@@ -123,8 +133,10 @@ export async function runPrepared(
   const session = opts.resume ? await Session.open(opts.resume, common) : await Session.create(common);
   prepared.session = session;
   if (!quiet) out(`session ${session.id}${opts.resume ? ' (resumed)' : ''}`);
-  const onSigint = () => session.abort('interrupted (SIGINT)');
-  process.on('SIGINT', onSigint);
+  // SIGTERM (kill, systemd, docker stop) and SIGHUP (closed terminal) end the run like Ctrl-C: the
+  // abort is logged and the Bash process group killed, instead of the process dying mid-tool.
+  const onSignal = (signal: NodeJS.Signals) => session.abort(`interrupted (${signal})`);
+  for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
   let result: RunResult;
   try {
     result = await session.submit(prompt).catch((e: unknown) => {
@@ -133,7 +145,7 @@ export async function runPrepared(
       throw e;
     });
   } finally {
-    process.off('SIGINT', onSigint);
+    for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
     live.end();
   }
   const { sessionId, runId, status, reason, turns, usage } = result;
@@ -171,9 +183,9 @@ function permissionPolicy(mode: PermissionMode, opts: RunOptions, cwd: string) {
   }
 }
 
-async function hookSettings(file: string, cwd: string) {
+async function hookSettings(file: string, cwd: string, passEnv: readonly string[]) {
   try {
-    return await loadHookSettings(file, { cwd });
+    return await loadHookSettings(file, { cwd, passEnv });
   } catch (e) {
     if (e instanceof HookSettingsError) throw new UsageError(`--settings ${e.message}`, e.code);
     throw e;

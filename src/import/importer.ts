@@ -1,4 +1,5 @@
 import { stat } from 'node:fs/promises';
+import { defaultRedactor } from '../lib/secrets.ts';
 import {
   CURRENT_SCHEMA_VERSION,
   type DraftRecord,
@@ -308,13 +309,21 @@ async function writeSession(
   };
   let batch: LogRecord[] = [];
   let seq = 0;
+  const redactor = defaultRedactor();
   const flush = async () => {
     await store.append(id, batch, { expectedSeq: seq - batch.length });
     batch = [];
   };
   for (const draft of [created, ...mapped.drafts]) {
     seq++;
-    batch.push({ v: CURRENT_SCHEMA_VERSION, seq, session: id, ...draft } as LogRecord);
+    // Redacted like every record the runtime writes (src/lib/secrets.ts): a transcript may hold the live key.
+    batch.push({
+      v: CURRENT_SCHEMA_VERSION,
+      seq,
+      session: id,
+      ...draft,
+      data: redactor.redact(draft.data),
+    } as LogRecord);
     if (batch.length >= APPEND_BATCH) await flush();
   }
   if (batch.length) await flush();

@@ -16,6 +16,7 @@ export interface RunOptions extends GlobalOptions {
   fallbackModel?: string;
   resume?: string;
   demo?: boolean;
+  passEnv: string[];
 }
 
 const collect = (v: string, prev: string[]) => [...prev, v];
@@ -46,7 +47,13 @@ export function registerRun(program: Command): void {
       .option('--stop-hook <command>', 'command run when the model wants to stop (repeatable)', collect, [])
       .option('--settings <file>', 'Claude-Code-style settings JSON with hooks (PreToolUse, Stop)')
       .option('--fallback-model <name>', 'model to switch to after repeated overloads (529)')
-      .option('--resume <session>', 'continue a session (after a crash the interrupted run is closed first)'),
+      .option('--resume <session>', 'continue a session (after a crash the interrupted run is closed first)')
+      .option(
+        '--pass-env <name>',
+        'let Bash and hooks see this secret variable (withheld by default; see docs/security.md) (repeatable)',
+        collect,
+        [],
+      ),
   ).action(async (prompt: string | undefined, opts: RunOptions) => {
     // Everything the run needs (the runtime, the chart, the tools, a model client) loads here.
     if (opts.demo) {
