@@ -158,10 +158,10 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
           beforeRun: async (calls) => {
             for (const c of calls) rec('tool.started', c);
             // Write-ahead is for effects: the log must say which ones may have happened. Read-only
-            // calls have none, so their batch needs no commit of its own — a crash while they run
-            // leaves a log ending at the request, and resume asks the model again. Their records
-            // go out with the next request's commit: one fdatasync a round instead of two.
-            if (calls.some((c) => !c.readOnly)) await d.writer.commit();
+            // calls have none, so their batch is appended (a reader of the log sees it start) but
+            // not waited for on disk — a crash while they run may leave a log ending at the
+            // request, and resume asks the model again. One fdatasync a round instead of two.
+            await d.writer.commit({ durable: calls.some((c) => !c.readOnly) });
           },
           onFinished: (r) =>
             rec('tool.finished', {

@@ -98,7 +98,7 @@ export class FileEventStore implements EventStore {
   async append(
     session: string,
     records: readonly LogRecord[],
-    { expectedSeq }: AppendOptions,
+    { expectedSeq, durable = true }: AppendOptions,
   ): Promise<void> {
     this.assertOpen();
     assertSessionId(session);
@@ -122,7 +122,7 @@ export class FileEventStore implements EventStore {
         for (let done = 0; done < buf.length; ) {
           done += writeSync(fh.fd, buf, done, buf.length - done);
         }
-        await fh.datasync();
+        if (durable) await fh.datasync();
       } catch (e) {
         // After a failed write or fdatasync the file's state is unknown: undo what we can and let the
         // next append reopen the stream, which re-derives lastSeq from what is really there.

@@ -10,6 +10,13 @@ export interface ReadRange {
 export interface AppendOptions {
   /** The seq of the last record the writer saw; 0 for a new session. Mismatch → ConcurrencyError. */
   expectedSeq: number;
+  /**
+   * `false`: the records are appended (readers, other processes, see them) but the call does not
+   * wait for the disk; the next durable append makes them durable too. For facts no effect
+   * depends on. Default `true`; a store that cannot tell the difference treats every append as
+   * durable.
+   */
+  durable?: boolean;
 }
 
 /** One row of the session catalog. */
