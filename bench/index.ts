@@ -5,6 +5,7 @@ import { benchReplay } from './replay.ts';
 import { benchSandbox } from './sandbox.ts';
 import { benchStartup } from './startup.ts';
 import { benchStore } from './store.ts';
+import { benchViewer } from './viewer.ts';
 
 /**
  * `npm run bench`: every benchmark, printed as tables (docs/BENCHMARKS.md records the numbers
@@ -15,6 +16,7 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 10_000);
 await benchLoop(rounds);
 await benchStore();
 await benchReplay();
+await benchViewer();
 await benchImport();
 await benchSandbox();
 await benchStartup();

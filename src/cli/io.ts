@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { makeDirs } from '../lib/makeDirs.ts';
-import type { FileEventStore } from '../store/fileStore.ts';
+import type { FileEventStore, StoreWarning } from '../store/fileStore.ts';
 
 /**
  * Exit codes of every command (docs/cli.md): 0 success; 1 the command ran and something failed
@@ -51,13 +51,20 @@ export function storeDir(opts: GlobalOptions): string {
 
 /**
  * Opens the store the flags name. Commands that only read it (`sessions`, `log`, `replay`,
- * `viz`, `coverage`, and `fork`, whose source must exist) never create one: a missing store is
- * an error naming the directory. `run` creates it (`create: true`). The store module is loaded
- * here, not at start-up, so `reloop --help` never pays for it.
+ * `viz`, `coverage`, `serve`, and `fork`, whose source must exist) never create one: a missing
+ * store is an error naming the directory. `run` and `import` create it (`create: true`). The
+ * store module is loaded here, not at start-up, so `reloop --help` never pays for it.
  */
 export async function openStore(
   opts: GlobalOptions,
-  { create = false }: { create?: boolean } = {},
+  {
+    create = false,
+    quiet = [],
+  }: {
+    create?: boolean;
+    /** Warnings not worth a line here (`serve` reads logs while they are written: torn tails are normal). */
+    quiet?: readonly StoreWarning['code'][];
+  } = {},
 ): Promise<FileEventStore> {
   const dir = storeDir(opts);
   try {
@@ -66,7 +73,10 @@ export async function openStore(
     const { openFileStore } = await import('../store/fileStore.ts');
     return await openFileStore(dir, {
       // A person reads this: the warning's own sentence (it names the file and line), not its JSON.
-      onWarning: (w) => process.stderr.write(`warning: ${typeof w === 'string' ? w : w.message}\n`),
+      onWarning: (w) => {
+        if (!quiet.includes(w.code))
+          process.stderr.write(`warning: ${typeof w === 'string' ? w : w.message}\n`);
+      },
     });
   } catch (e) {
     if (e instanceof CommandFailed) throw e;

@@ -1,7 +1,9 @@
 import type { LogRecord } from '../store/records.ts';
 import { turnAfter } from '../store/turns.ts';
 import { type Chart, chartOf, transitionKey } from './edgeCatalog.ts';
-import { type ViewerSteps, viewerSteps } from './viewerSteps.ts';
+
+/** The one turn numbering (src/store/turns.ts), for the viewer's modules. */
+export { NEW_TURN_REASONS } from '../store/turns.ts';
 
 /** One transition of the log, placed on the chart. */
 export interface TimelineEntry {
@@ -92,57 +94,5 @@ export function sessionView(records: readonly LogRecord[], chart: Chart = chartO
     timeline,
     unknown: timeline.filter((t) => t.edge < 0),
     turns,
-  };
-}
-
-/**
- * Everything the viewer page embeds, as plain JSON. Per-record state is not a list of
- * snapshots (that grows with the square of the session): see viewerSteps for the encoding.
- */
-export interface ViewerData {
-  session: {
-    id: string;
-    title: string;
-    cwd: string | null;
-    forkedFrom: { session: string; seq: number } | null;
-    records: number;
-    /** `at` of the first record; every `at` in `steps` is relative to it. */
-    t0: number;
-  };
-  runs: { id: string; status: string; reason: string | null; turns: number; startedSeq: number }[];
-  states: string[];
-  edges: { id: string; label: string }[];
-  timeline: TimelineEntry[];
-  unknown: TimelineEntry[];
-  turns: TurnTokens[];
-  steps: ViewerSteps;
-}
-
-export function viewerData(records: readonly LogRecord[], chart: Chart = chartOf()): ViewerData {
-  const view = sessionView(records, chart);
-  const { steps, final } = viewerSteps(records, chart, view.turns);
-  const runs = [...final.runs.view(), ...(final.currentRun ? [final.currentRun] : [])].map((r) => ({
-    id: r.id,
-    status: r.status,
-    reason: r.reason,
-    turns: r.turns,
-    startedSeq: r.startedSeq,
-  }));
-  return {
-    session: {
-      id: final.id ?? records[0]?.session ?? '',
-      title: final.title,
-      cwd: final.cwd,
-      forkedFrom: final.forkedFrom,
-      records: records.length,
-      t0: records[0]?.at ?? 0,
-    },
-    runs,
-    states: chart.states.map((s) => s.id),
-    edges: chart.edges.map((e) => ({ id: e.id, label: e.reason ?? '' })),
-    timeline: view.timeline,
-    unknown: view.unknown,
-    turns: view.turns,
-    steps,
   };
 }
