@@ -1,3 +1,4 @@
+import { benchChildren } from './children.ts';
 import { benchE2e } from './e2e.ts';
 import { benchImport } from './import.ts';
 import { benchLoop } from './loop.ts';
@@ -14,6 +15,7 @@ import { benchViewer } from './viewer.ts';
  */
 const rounds = Number(process.env.BENCH_ROUNDS ?? 10_000);
 await benchLoop(rounds);
+await benchChildren();
 await benchStore();
 await benchReplay();
 await benchViewer();

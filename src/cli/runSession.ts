@@ -23,6 +23,7 @@ import type { AskUser, ToolHooks } from '../tools/types.ts';
 import type { RunOptions } from './commands/run.ts';
 import { CommandFailed, EXIT, out, plural, printJson, selfCommand, storeDir, UsageError } from './io.ts';
 import { liveOutput } from './liveOutput.ts';
+import { subAgentsFor } from './subAgents.ts';
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
@@ -76,8 +77,11 @@ export async function prepareRun(
     }
   }
   const quiet = opts.json === true;
+  // Agent files too: a bad one stops the run before the store is touched.
+  const subAgents = rest.subAgents ?? (await runSubAgents({ ...opts, cwd }));
   prepared.options = {
     cwd,
+    subAgents,
     tools: builtinTools({
       allowOutsideCwd: opts.allow.some((r) => /\((\/|~\/|\.\.)/.test(r)),
       bash: { passEnv },
@@ -104,6 +108,7 @@ export function checkRunFlags(
   }
   const settings: RunSettings = { ...base };
   if (opts.maxTurns !== undefined) settings.maxTurns = positiveInt('--max-turns', opts.maxTurns);
+  if (opts.subagentMaxTurns !== undefined) positiveInt('--subagent-max-turns', opts.subagentMaxTurns);
   if (opts.maxAttempts !== undefined)
     settings.maxTransportAttempts = positiveInt('--max-attempts', opts.maxAttempts);
   if (opts.maxBudgetUsd !== undefined)
@@ -158,10 +163,27 @@ export async function runPrepared(
     if (result.error) out(`  error: ${result.error}`);
     out(`  log:    ${path.join(storeDir(opts), 'sessions', `${sessionId}.jsonl`)}`);
     const store = opts.store ? ` --store ${opts.store}` : '';
-    out(`  replay: ${selfCommand()} replay ${sessionId} --verify${store}`);
+    // A run that started sub-agents is verified with them: --tree checks each child's log too.
+    const tree = session.subAgentsRun > 0 ? ' --tree' : '';
+    out(`  replay: ${selfCommand()} replay ${sessionId} --verify${tree}${store}`);
     out(`  view:   ${selfCommand()} viz ${sessionId} --format html --out session.html${store}`);
   }
   return result;
+}
+
+/** The Task tool's agents for a run (its working directory's and `--agents-dir`'s). */
+export function runSubAgents(opts: RunOptions) {
+  const cwd = path.resolve(opts.cwd ?? process.cwd());
+  const maxTurns =
+    opts.subagentMaxTurns !== undefined
+      ? positiveInt('--subagent-max-turns', opts.subagentMaxTurns)
+      : undefined;
+  return subAgentsFor(
+    cwd,
+    opts.agentsDir ?? [],
+    builtinTools().map((t) => t.name),
+    maxTurns,
+  );
 }
 
 /** The tools' working directory: it must exist and be a directory before anything runs. */

@@ -27,10 +27,10 @@ export function parseMin(value: string | undefined): number | undefined {
 /** Read errors (a corrupt line, a wrong schema version, a missing file) end the command with their own words. */
 async function collect(logs: string[], opts: CoverageOptions): Promise<CoverageDetail> {
   const useStore = logs.length === 0 || opts.store !== undefined;
-  const { countAll, readLogFile, readStoreRecords } = await import('../../coverage/coverage.ts');
+  const { countAll, readLogTree, readStoreRecords } = await import('../../coverage/coverage.ts');
   const store = useStore ? await openStore(opts) : undefined;
   try {
-    const sources: AsyncIterable<LogRecord>[] = logs.map((f) => readLogFile(f));
+    const sources: AsyncIterable<LogRecord>[] = logs.length > 0 ? [readLogTree(logs)] : [];
     if (store) sources.push(readStoreRecords(store));
     return await countAll(sources);
   } catch (e) {
@@ -55,7 +55,10 @@ export function registerCoverage(program: Command): void {
       .description(
         'reasons and chart edges covered by logs: every session of the store, or the given .jsonl files',
       )
-      .argument('[logs...]', '.jsonl session logs to read (then the store is read only if --store is given)')
+      .argument(
+        '[logs...]',
+        '.jsonl session logs to read, with the sub-agent logs beside them (then the store is read only if --store is given)',
+      )
       .option('--min <percent>', 'exit 1 when reason or edge coverage is below this percentage'),
   ).action(async (logs: string[], opts: CoverageOptions) => {
     const min = parseMin(opts.min);

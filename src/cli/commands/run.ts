@@ -16,6 +16,8 @@ export interface RunOptions extends GlobalOptions {
   fallbackModel?: string;
   resume?: string;
   demo?: boolean;
+  agentsDir: string[];
+  subagentMaxTurns?: string;
   passEnv: string[];
 }
 
@@ -53,7 +55,14 @@ export function registerRun(program: Command): void {
         'let Bash and hooks see this secret variable (withheld by default; see docs/security.md) (repeatable)',
         collect,
         [],
-      ),
+      )
+      .option(
+        '--agents-dir <dir>',
+        'more sub-agent definitions (*.md, as .claude/agents) for the Task tool (repeatable)',
+        collect,
+        [],
+      )
+      .option('--subagent-max-turns <n>', "tool rounds of each sub-agent's run (default: --max-turns)"),
   ).action(async (prompt: string | undefined, opts: RunOptions) => {
     // Everything the run needs (the runtime, the chart, the tools, a model client) loads here.
     if (opts.demo) {
