@@ -6,5 +6,6 @@ export { type OpenStoreOptions, openStore, type StoreLocation, storeLocation } f
 export * from './records.ts';
 export * from './runQueue.ts';
 export * from './sessionState.ts';
+export * from './turns.ts';
 export type * from './types.ts';
 export * from './validate.ts';

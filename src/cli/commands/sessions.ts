@@ -1,7 +1,14 @@
 import type { Command } from 'commander';
 import type { SessionInfo } from '../../store/types.ts';
-import { timeOf } from '../format.ts';
-import { type GlobalOptions, openStore, out, printJson, withCommonOptions } from '../io.ts';
+import {
+  type GlobalOptions,
+  LineWriter,
+  openStore,
+  out,
+  printJson,
+  timeOf,
+  withCommonOptions,
+} from '../io.ts';
 
 export function registerSessions(program: Command): void {
   withCommonOptions(
@@ -16,6 +23,7 @@ export function registerSessions(program: Command): void {
       const rows = await store.list();
       if (opts.json) return printJson(rows);
       if (rows.length === 0) return out('no sessions');
+      const w = new LineWriter();
       for (const { row, depth } of asTree(rows)) {
         const fork = row.forkedFrom ? `  fork of ${row.forkedFrom.session}@${row.forkedFrom.seq}` : '';
         const agent = row.parent ? `[${row.parent.agent}] ` : '';
@@ -28,10 +36,12 @@ export function registerSessions(program: Command): void {
               : row.job?.state === 'parked'
                 ? '  [parked: reloop approvals]'
                 : '';
-        out(
-          `${indent}${row.id}  ${row.status.padEnd(9)} ${String(row.lastSeq).padStart(6)} records  ${timeOf(row.updated)}  ${agent}${row.title}${fork}${job}`,
+        const records = row.lastSeq === 1 ? 'record ' : 'records';
+        w.line(
+          `${indent}${row.id}  ${row.status.padEnd(11)} ${String(row.lastSeq).padStart(6)} ${records}  ${timeOf(row.updated)}  ${agent}${row.title}${fork}${job}`,
         );
       }
+      w.flush();
     } finally {
       await store.close();
     }
