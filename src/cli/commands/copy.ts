@@ -24,7 +24,8 @@ export function registerCopy(program: Command): void {
       if (opts.from === opts.to) throw new UsageError('--from and --to name the same store');
       const from = await openStore({ store: opts.from });
       try {
-        const to = await openStore({ store: opts.to });
+        // The target is made if it does not exist yet (a directory; a database gets reloop's schema).
+        const to = await openStore({ store: opts.to }, { create: true });
         try {
           const { copySession } = await import('../../replay/copySession.ts');
           const ids = opts.session.length > 0 ? opts.session : (await from.list()).map((s) => s.id).reverse();
