@@ -105,6 +105,26 @@ export class FileTooLargeError extends Error {
   }
 }
 
+export class HardLinkedFileError extends Error {
+  readonly code = 'HARD_LINKED';
+  constructor(
+    readonly path: string,
+    readonly links: number,
+  ) {
+    super(`${path} has ${links} hard links`);
+    this.name = 'HardLinkedFileError';
+  }
+}
+
+/**
+ * A file with other hard links is the same inode under other names, which may be outside the
+ * root (`ln ~/.bashrc proj/x`): writing it in place would change those too. Reading it is fine —
+ * its content is what the name inside the root shows.
+ */
+function hardLinked(p: string, st: Stats): HardLinkedFileError | undefined {
+  return st.nlink > 1 ? new HardLinkedFileError(p, st.nlink) : undefined;
+}
+
 function errno(code: string, message: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`${code}: ${message}`), { code });
 }
@@ -327,7 +347,7 @@ async function openForUpdate(
         const target = path.resolve(realOfFd(dfd), fs.readlinkSync(entry));
         return openForUpdate(root, display, target, opts, hops + 1);
       }
-      const bad = notRegular(display, st);
+      const bad = notRegular(display, st) ?? hardLinked(display, st);
       if (bad) throw bad;
       const fd = await openAsync(fdPath(pfd), O_RDWR | O_NOCTTY | O_CLOEXEC);
       return new OpenFile(fd, realOfFd(fd), false, st, display);
@@ -386,7 +406,7 @@ async function openForUpdateFallback(
     created = true;
   }
   const stats = fs.fstatSync(fd);
-  const bad = notRegular(absolute, stats);
+  const bad = notRegular(absolute, stats) ?? hardLinked(absolute, stats);
   if (bad) {
     closeQuiet(fd);
     throw bad;

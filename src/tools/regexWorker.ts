@@ -18,12 +18,12 @@ export interface FileMatches {
   index: number;
   /** Matching lines counted exactly … */
   count: number;
-  /** … and the first MAX_LINES_KEPT of them, each cut at MAX_LINE_CHARS. */
+  /** … and the first `maxLines` of them (at most MAX_LINES_KEPT), each cut at MAX_LINE_CHARS. */
   lines: { n: number; text: string }[];
 }
 
 export const MAX_LINE_CHARS = 500;
-const MAX_LINES_KEPT = 5000;
+export const MAX_LINES_KEPT = 5000;
 const MAX_IDLE_WORKERS = 2;
 /** The heap a matching worker may use: a runaway pattern cannot take the process's memory with it. */
 const WORKER_HEAP_MB = 256;
@@ -63,7 +63,7 @@ parentPort.on('message', (job) => {
         const line = lines[i];
         if (!re.test(line)) continue;
         count++;
-        if (kept.length < ${MAX_LINES_KEPT}) {
+        if (kept.length < job.maxLines) {
           kept.push({ n: i + 1, text: line.length > ${MAX_LINE_CHARS} ? line.slice(0, ${MAX_LINE_CHARS}) + '…' : line });
         }
       }
@@ -103,6 +103,8 @@ export function matchInWorker(
   files: readonly FileToMatch[],
   timeoutMs: number,
   signal: AbortSignal,
+  /** Lines to keep per file: only what the caller can show (none when it only counts). */
+  maxLines = MAX_LINES_KEPT,
 ): Promise<FileMatches[]> {
   if (signal.aborted) return Promise.reject(new RegexAbortedError());
   const worker = idle.pop() ?? spawnWorker();
@@ -138,6 +140,9 @@ export function matchInWorker(
     worker.once('error', onError);
     worker.once('exit', onExit);
     signal.addEventListener('abort', onAbort, { once: true });
-    worker.postMessage({ source, flags, files: payload }, transfer);
+    worker.postMessage(
+      { source, flags, files: payload, maxLines: Math.max(0, Math.min(maxLines, MAX_LINES_KEPT)) },
+      transfer,
+    );
   });
 }

@@ -15,6 +15,7 @@ import { NothingToRunError, type RunResult, Session, type SessionOptions } from 
 import type { FileEventStore } from '../../store/fileStore.ts';
 import { builtinTools } from '../../tools/builtin/index.ts';
 import {
+  approvalQuestion,
   createPermissionPolicy,
   type PermissionMode,
   PermissionModeSchema,
@@ -143,8 +144,14 @@ export async function runWith(
 
   let session: Session | undefined;
   const model = extra.model ?? (await modelFrom(opts, () => session?.abort()));
-  const canUseTool = createPermissionPolicy({ mode, allow: opts.allow, deny: opts.deny, cwd });
-  const outsideAllowed = opts.allow.some((r) => /\((\/|~\/|\.\.)/.test(r));
+  // The store is protected like .git: a model in acceptEdits must not rewrite its own log.
+  const canUseTool = createPermissionPolicy({
+    mode,
+    allow: opts.allow,
+    deny: opts.deny,
+    cwd,
+    protect: [store.dir],
+  });
   const passEnv = opts.passEnv ?? [];
   const stopHooks: StopHook[] = opts.stopHook.map((c) => createCommandStopHook(c, { cwd, passEnv }));
   let toolHooks: ToolHooks | undefined;
@@ -160,7 +167,8 @@ export async function runWith(
     store,
     model,
     cwd,
-    tools: builtinTools({ allowOutsideCwd: outsideAllowed, bash: { passEnv } }),
+    // Outside cwd the tools open only what an allow rule names, checked on what they really open.
+    tools: builtinTools({ allowOutsideCwd: opts.allow, bash: { passEnv } }),
     canUseTool,
     askUser: !quiet && process.stdin.isTTY ? terminalAsk : undefined,
     toolHooks,
@@ -245,10 +253,8 @@ function assertModelAvailable(): void {
 const terminalAsk: AskUser = async (req, message) => {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {
-    const detail = JSON.stringify(req.input).slice(0, 200);
-    const answer = await rl.question(
-      `\nAllow ${req.tool.name} ${detail}?${message ? ` (${message})` : ''} [y/N] `,
-    );
+    // Whole and printable: the model chose the input (src/tools/permissions/display.ts).
+    const answer = await rl.question(`\n${approvalQuestion(req.tool.name, req.input, message)}\n[y/N] `);
     return /^y(es)?$/i.test(answer.trim());
   } finally {
     rl.close();

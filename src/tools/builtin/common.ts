@@ -1,7 +1,16 @@
 import { createHash } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import path from 'node:path';
-import { type FsRoot, NotRegularFileError, OutsideRootError, rootFor, UNCONFINED } from '../confinedFs.ts';
+import {
+  type FsRoot,
+  HardLinkedFileError,
+  NotRegularFileError,
+  OutsideRootError,
+  rootFor,
+  UNCONFINED,
+} from '../confinedFs.ts';
+import { toPosix } from '../paths.ts';
+import { parseRules } from '../permissions/rules.ts';
 import type { FileReadFact, ToolContext, ToolOutput } from '../types.ts';
 
 /**
@@ -15,7 +24,14 @@ import type { FileReadFact, ToolContext, ToolOutput } from '../types.ts';
  * relies on the policy having checked every call.
  */
 export interface BuiltinToolOptions {
-  allowOutsideCwd?: boolean;
+  /**
+   * Whether the tools may reach outside the working directory. A list of allow rules (what the
+   * CLI passes, e.g. `['Read(/etc/hosts)', 'Bash(npm test:*)']`): only where one of the tool's own
+   * path rules matches the real path of what is opened — so a symlink swapped after the policy
+   * looked, or a symlinked directory met by Glob or Grep, reaches nothing the rules do not name.
+   * `true`: anywhere, trusting the policy alone to have checked every path.
+   */
+  allowOutsideCwd?: boolean | readonly string[];
 }
 
 export function toolError(message: string): ToolOutput {
@@ -46,7 +62,39 @@ export interface ToolPath {
   root: FsRoot;
 }
 
-export async function toolPath(ctx: ToolContext, given: string, opts: BuiltinToolOptions): Promise<ToolPath> {
+const ruleMatchers = new WeakMap<readonly string[], Map<string, OutsideMatcher[]>>();
+
+type OutsideMatcher = (real: string, rootReal: string) => boolean;
+
+/** The tool's own path rules among `rules`, as matchers of a real path (parsed once per list). */
+function outsideMatchers(rules: readonly string[], tool: string): OutsideMatcher[] {
+  let byTool = ruleMatchers.get(rules);
+  if (!byTool) {
+    byTool = new Map();
+    ruleMatchers.set(rules, byTool);
+  }
+  let found = byTool.get(tool);
+  if (!found) {
+    found = [];
+    for (const r of parseRules(rules)) {
+      if (r.tool !== tool || r.kind !== 'path') continue;
+      found.push(
+        r.absolute
+          ? (real) => r.matches(real)
+          : (real, rootReal) => r.matches(toPosix(path.relative(rootReal, real))),
+      );
+    }
+    byTool.set(tool, found);
+  }
+  return found;
+}
+
+export async function toolPath(
+  ctx: ToolContext,
+  given: string,
+  opts: BuiltinToolOptions,
+  tool: string,
+): Promise<ToolPath> {
   const absolute = path.resolve(ctx.cwd, given);
   const rel = path.relative(path.resolve(ctx.cwd), absolute);
   const display =
@@ -55,7 +103,20 @@ export async function toolPath(ctx: ToolContext, given: string, opts: BuiltinToo
       : rel.startsWith('..') || path.isAbsolute(rel)
         ? absolute
         : rel.split(path.sep).join('/');
-  return { absolute, display, root: opts.allowOutsideCwd ? UNCONFINED : await rootFor(ctx.cwd) };
+  const outside = opts.allowOutsideCwd;
+  if (outside === true) return { absolute, display, root: UNCONFINED };
+  const root = await rootFor(ctx.cwd);
+  if (!outside) return { absolute, display, root };
+  const matchers = outsideMatchers(outside, tool);
+  if (matchers.length === 0) return { absolute, display, root };
+  return {
+    absolute,
+    display,
+    root: {
+      real: root.real,
+      contains: (p) => root.contains(p) || matchers.some((m) => m(p, root.real)),
+    },
+  };
 }
 
 export function outsideMessage(ctx: ToolContext, given: string, real: string): string {
@@ -86,6 +147,12 @@ export function openFailure(
       );
     }
     return toolError(`${p.display} is a ${e.kind}, not a regular file; ${verb} works on regular files only.`);
+  }
+  if (e instanceof HardLinkedFileError) {
+    return toolError(
+      `${p.display} has ${e.links} hard links: changing it in place would change the same file under its ` +
+        'other names, which may be outside the working directory. Write a file under a new name instead.',
+    );
   }
   const code = errnoCode(e);
   if (code === 'ENOENT') return toolError(`File does not exist: ${clipPath(p.display)}`);

@@ -70,7 +70,7 @@ export function globTool(opts: BuiltinToolOptions = {}): Tool<GlobInput> {
     async call(input, ctx) {
       const refusal = patternRefusal('pattern', input.pattern);
       if (refusal) return toolError(refusal);
-      const p = await toolPath(ctx, input.path ?? '.', opts);
+      const p = await toolPath(ctx, input.path ?? '.', opts, 'Glob');
       let found: string[];
       let refusedDirs: number;
       try {
