@@ -96,7 +96,7 @@ describe('allow rules do not vouch for options that make a program run something
 });
 
 describe('deny rules see commands that xargs, find and shell options fill in', () => {
-  it('find -exec {}, xargs sh -c, xargs -I X env X, bash -o … -c, bash -c --, a script piped to sh: none deletes', async () => {
+  it('find -exec {}, xargs sh -c, xargs -I X env X, bash -o … -c, bash -c --, sh reading its input, script -c, flock -c: none deletes', async () => {
     const dir = await project('deny-fill');
     const attacks = [
       'find /bin /usr/bin -maxdepth 1 -name rm -exec {} v0 \\;',
@@ -106,6 +106,8 @@ describe('deny rules see commands that xargs, find and shell options fill in', (
       "bash -O extglob -c 'rm v4'",
       "bash -c -- 'rm v5'",
       'echo rm v6 | sh',
+      "script -qc 'rm v7' /dev/null",
+      "flock . -c 'rm v8'",
     ];
     for (let i = 0; i < attacks.length; i++) await writeFile(path.join(dir, `v${i}`), '');
     const run = await scriptedRun([attacks.map(bash)], {

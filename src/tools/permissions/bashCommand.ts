@@ -193,8 +193,37 @@ function collect(script: string, a: BashAnalysis, depth: number): void {
   for (const cmd of parsed.commands) simple(cmd, a, depth);
 }
 
+/**
+ * Variables a command may be given without hiding a command from deny rules. Others can make a
+ * program run one: `PS4='$(rm x)' bash -x`, `BASH_ENV=f`, `GIT_SSH_COMMAND`, `PAGER`, `EDITOR`,
+ * `NODE_OPTIONS`, `LD_PRELOAD`, `PATH`…
+ */
+const INERT_VARIABLES = new Set([
+  'NODE_ENV',
+  'CI',
+  'DEBUG',
+  'TZ',
+  'LANG',
+  'NO_COLOR',
+  'FORCE_COLOR',
+  'COLUMNS',
+  'LINES',
+  'RUST_LOG',
+  'RUST_BACKTRACE',
+  'PYTHONUNBUFFERED',
+  'PYTHONDONTWRITEBYTECODE',
+  'PORT',
+  'VERBOSE',
+]);
+
 function simple(cmd: SimpleCommand, a: BashAnalysis, depth: number): void {
   if (cmd.assignments.length) a.unaccounted ??= `it assigns ${cmd.assignments[0]?.split('=')[0]}`;
+  for (const assignment of cmd.assignments) {
+    const name = assignment.split(/\+?=/)[0] as string;
+    if (!INERT_VARIABLES.has(name) && !/^LC_[A-Z]+$/.test(name)) {
+      a.denyBlind ??= `it sets ${name}, which can make a program run a command reloop cannot see`;
+    }
+  }
   const write = cmd.redirects.find((r) => r.kind === 'write');
   if (write) a.unaccounted ??= `it writes to ${write.target} (${write.op})`;
   // bash opens a network connection for these names, even for reading.
@@ -317,6 +346,15 @@ function denySide(view: CommandView, a: BashAnalysis, depth: number): void {
     for (let k = 1; k < view.words.length; k++) {
       const sub: CommandView = { words: view.words.slice(k), glob: view.glob.slice(k) };
       denySide(view.open ? { ...sub, open: true } : sub, a, depth + 1);
+    }
+    // Some hand a word to a shell (`script -c 'rm x'`, `flock f -c …`, `parallel 'rm {}'`), and
+    // ssh joins its words into one remote command line (`ssh host 'rm x'`).
+    if (OPAQUE_WRAPPERS.has(name)) {
+      for (let k = 1; k < view.words.length; k++) {
+        const word = view.words[k] as string;
+        if (/[\s;&|<>()`$]/.test(word)) collect(word, a, depth + 1);
+        if (name === 'ssh' && k < view.words.length - 1) collect(view.words.slice(k).join(' '), a, depth + 1);
+      }
     }
   } else if (name === 'find') {
     for (const inner of findExecs(view)) denySide(inner, a, depth + 1);

@@ -212,9 +212,25 @@ describe('xargs and find fill words in at run time', () => {
     'sh < script.sh',
     'bash script.sh',
     'echo -rf / | xargs rm',
+    "PS4='$(rm x)' bash -xc :",
+    'BASH_ENV=./x.sh bash -c ls',
+    "GIT_SSH_COMMAND='rm x' git fetch",
+    "script -qc 'rm x' /dev/null",
+    "flock f -c 'rm x'",
+    "ssh host 'rm x'",
+    'ssh host r\\m x',
+    "parallel 'rm {}' ::: x",
   ])('%j is never allowed past Bash(rm:*)', async (cmd) => {
     const r = await decide({ mode: 'bypassPermissions', deny: ['Bash(rm:*)'] }, cmd);
     expect(r.behavior === 'ask' || r.behavior === 'deny', `${cmd}: ${r.behavior}`).toBe(true);
+  });
+
+  it('harmless variables do not blind the deny rules', async () => {
+    for (const cmd of ['NODE_ENV=test ls', 'LC_ALL=C sort f', 'CI=1 FORCE_COLOR=0 ls']) {
+      expect((await decide({ mode: 'bypassPermissions', deny: ['Bash(rm:*)'] }, cmd)).behavior, cmd).toBe(
+        'allow',
+      );
+    }
   });
 
   it('an exact deny rule catches the words xargs appends', async () => {
