@@ -147,3 +147,35 @@ describe('what Grep keeps in memory', () => {
     expect(lines[5]).toBe('[… 7995 more lines not shown; narrow the search or raise head_limit …]');
   });
 });
+
+describe('glob patterns that backtrack for minutes', () => {
+  // Compiled by the glob library to `[^/]*?[^/]` fourteen times over: C(60, 14) ways to fail on a
+  // 60-character name. On the main thread this pinned the process for hours.
+  const EVIL = `${'*?'.repeat(14)}Z`;
+
+  it('Glob and Grep give up at their listing deadline, and the next call works', async () => {
+    const dir = path.join(cwd, 'backtrack');
+    await mkdir(dir);
+    await writeFile(path.join(dir, `${'n'.repeat(60)}.txt`), 'x\n');
+    const tools = new Map(builtinTools({ listTimeoutMs: 300 }).map((t) => [t.name, t]));
+    const { ctx } = contextFor(dir);
+    const glob = await (tools.get('Glob') as AnyTool).call({ pattern: EVIL }, ctx);
+    const grep = await (tools.get('Grep') as AnyTool).call({ pattern: 'x', glob: EVIL }, ctx);
+    for (const r of [glob, grep]) {
+      expect(r.isError).toBe(true);
+      expect(r.content).toMatch(/gave up: listing took more than 0.3 s/);
+    }
+    const ok = await (tools.get('Glob') as AnyTool).call({ pattern: '*.txt' }, ctx);
+    expect(ok.content).toBe(`${'n'.repeat(60)}.txt`);
+  });
+
+  it('an abort stops the listing at once', async () => {
+    const dir = path.join(cwd, 'backtrack');
+    const ac = new AbortController();
+    const { ctx } = contextFor(dir, undefined, ac.signal);
+    const glob = builtinTools().find((t) => t.name === 'Glob') as AnyTool;
+    const pending = glob.call({ pattern: EVIL }, ctx);
+    setTimeout(() => ac.abort(), 100);
+    expect((await pending).content).toBe('Glob aborted.');
+  });
+});

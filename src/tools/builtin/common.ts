@@ -6,10 +6,11 @@ import {
   HardLinkedFileError,
   NotRegularFileError,
   OutsideRootError,
+  type RootSpec,
   rootFor,
+  rootFromSpec,
   UNCONFINED,
 } from '../confinedFs.ts';
-import { toPosix } from '../paths.ts';
 import { parseRules } from '../permissions/rules.ts';
 import type { FileReadFact, ToolContext, ToolOutput } from '../types.ts';
 
@@ -32,6 +33,8 @@ export interface BuiltinToolOptions {
    * `true`: anywhere, trusting the policy alone to have checked every path.
    */
   allowOutsideCwd?: boolean | readonly string[];
+  /** How long Glob (and Grep's file listing) may list before giving up (default GLOB_TIMEOUT_MS). */
+  listTimeoutMs?: number;
 }
 
 export function toolError(message: string): ToolOutput {
@@ -62,31 +65,40 @@ export interface ToolPath {
   root: FsRoot;
 }
 
-const ruleMatchers = new WeakMap<readonly string[], Map<string, OutsideMatcher[]>>();
+const ruleSpecs = new WeakMap<readonly string[], Map<string, RootSpec['rules']>>();
 
-type OutsideMatcher = (real: string, rootReal: string) => boolean;
-
-/** The tool's own path rules among `rules`, as matchers of a real path (parsed once per list). */
-function outsideMatchers(rules: readonly string[], tool: string): OutsideMatcher[] {
-  let byTool = ruleMatchers.get(rules);
+/** The tool's own path rules among `rules`, as a root's rules (parsed once per list and tool). */
+function outsideRules(rules: readonly string[], tool: string): RootSpec['rules'] {
+  let byTool = ruleSpecs.get(rules);
   if (!byTool) {
     byTool = new Map();
-    ruleMatchers.set(rules, byTool);
+    ruleSpecs.set(rules, byTool);
   }
   let found = byTool.get(tool);
   if (!found) {
-    found = [];
-    for (const r of parseRules(rules)) {
-      if (r.tool !== tool || r.kind !== 'path') continue;
-      found.push(
-        r.absolute
-          ? (real) => r.matches(real)
-          : (real, rootReal) => r.matches(toPosix(path.relative(rootReal, real))),
-      );
-    }
+    found = parseRules(rules).flatMap((r) =>
+      r.tool === tool && r.kind === 'path' ? [{ pattern: r.pattern, absolute: r.absolute }] : [],
+    );
     byTool.set(tool, found);
   }
   return found;
+}
+
+const rootsByRules = new WeakMap<NonNullable<RootSpec['rules']>, Map<string, FsRoot>>();
+
+/** The root for cwd plus the outside paths `rules` name, compiled once per cwd. */
+function rootWithRules(real: string, rules: NonNullable<RootSpec['rules']>): FsRoot {
+  let byReal = rootsByRules.get(rules);
+  if (!byReal) {
+    byReal = new Map();
+    rootsByRules.set(rules, byReal);
+  }
+  let root = byReal.get(real);
+  if (!root) {
+    root = rootFromSpec({ real, rules });
+    byReal.set(real, root);
+  }
+  return root;
 }
 
 export async function toolPath(
@@ -107,16 +119,9 @@ export async function toolPath(
   if (outside === true) return { absolute, display, root: UNCONFINED };
   const root = await rootFor(ctx.cwd);
   if (!outside) return { absolute, display, root };
-  const matchers = outsideMatchers(outside, tool);
-  if (matchers.length === 0) return { absolute, display, root };
-  return {
-    absolute,
-    display,
-    root: {
-      real: root.real,
-      contains: (p) => root.contains(p) || matchers.some((m) => m(p, root.real)),
-    },
-  };
+  const rules = outsideRules(outside, tool);
+  if (!rules?.length) return { absolute, display, root };
+  return { absolute, display, root: rootWithRules(root.real, rules) };
 }
 
 export function outsideMessage(ctx: ToolContext, given: string, real: string): string {

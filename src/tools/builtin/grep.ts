@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { type FsRoot, readFileConfined, statConfined } from '../confinedFs.ts';
+import { GlobAbortedError } from '../globWorker.ts';
 import {
   type FileToMatch,
   MAX_LINE_CHARS,
@@ -18,7 +19,7 @@ import {
   toolError,
   toolPath,
 } from './common.ts';
-import { confinedGlob, displayOf, patternRefusal } from './glob.ts';
+import { confinedGlob, displayOf, listingGaveUp, patternRefusal } from './glob.ts';
 
 export const GREP_DEFAULT_HEAD_LIMIT = 250;
 const MAX_FILE_BYTES = 5 * 1024 * 1024;
@@ -105,13 +106,21 @@ export function grepTool(opts: GrepToolOptions = {}): Tool<GrepInput> {
           base = p.absolute;
           const filter = input.glob;
           const pattern = filter === undefined ? '**/*' : filter.includes('/') ? filter : `**/${filter}`;
-          ({ files, refusedDirs } = await confinedGlob(p.root, base, pattern, ctx.signal));
+          ({ files, refusedDirs } = await confinedGlob(
+            p.root,
+            base,
+            pattern,
+            ctx.signal,
+            opts.listTimeoutMs,
+          ));
         } else {
           base = path.dirname(p.absolute);
           files = [path.basename(p.absolute)];
         }
       } catch (e) {
-        if (ctx.signal.aborted) return toolError('Grep aborted.');
+        if (ctx.signal.aborted || e instanceof GlobAbortedError) return toolError('Grep aborted.');
+        const gaveUp = listingGaveUp(e, 'Grep');
+        if (gaveUp) return toolError(gaveUp);
         if (errnoCode(e) === 'ENOENT') return toolError(`Path does not exist: ${p.display}`);
         return openFailure(ctx, given, p, e, 'search');
       }
