@@ -173,6 +173,10 @@ const NOT_ALLOWABLE: Record<string, string> = {
 const RUNS_STRINGS = new Set(['mapfile', 'readarray', 'compgen', 'complete', 'fc', 'bind']);
 
 const MAX_DEPTH = 4;
+/** The most words a Bash rule may name (`Bash(git commit -m x:*)` is 4). */
+export const MAX_RULE_WORDS = 64;
+/** ssh's remote command starts after its options and the host: looked for within this many words. */
+const SSH_COMMAND_START = 12;
 /** `sudo sudo sudo …` would multiply the views; past this the command is too complex to vouch for. */
 const MAX_VIEWS = 2000;
 
@@ -298,15 +302,12 @@ function denySide(view: CommandView, a: BashAnalysis, depth: number): void {
     return;
   }
   if (baseName(view.words[0] as string) === 'xargs') view = xargsForDeny(view);
-  const words = view.words.slice();
-  words[0] = baseName(words[0] as string);
-  const norm: CommandView = { words, glob: view.glob, ...(view.open ? { open: true } : {}) };
-  a.denyViews.push(norm);
+  pushDenyView(view, 0, a);
   if (depth >= MAX_DEPTH) {
     a.denyBlind ??= 'wrappers are nested too deeply';
     return;
   }
-  const name = words[0] as string;
+  const name = baseName(view.words[0] as string);
   if (NAME_CHANGING.has(name)) a.denyBlind ??= `${name} changes what later command names mean`;
   if (name === 'source' || name === '.') a.denyBlind ??= `${name} runs a file reloop cannot see`;
   if (RUNS_STRINGS.has(name)) a.denyBlind ??= `${name} may run a command reloop cannot see`;
@@ -344,22 +345,60 @@ function denySide(view: CommandView, a: BashAnalysis, depth: number): void {
   if (WRAPPERS[name] || OPAQUE_WRAPPERS.has(name) || SHELLS.has(name)) {
     // Any later word may be where the wrapped command starts: `sudo -u root rm`, `nice -n 5 rm`.
     for (let k = 1; k < view.words.length; k++) {
+      // Checked before copying: `nice a a a …` with 20 000 words must not copy them 20 000 times.
+      if (a.denyViews.length >= MAX_VIEWS) {
+        a.denyBlind ??= 'too many commands to check';
+        break;
+      }
+      if (!DENY_SPECIAL.has(baseName(view.words[k] as string))) {
+        // An ordinary name runs nothing else: its view is all deny rules need of it.
+        pushDenyView(view, k, a);
+        continue;
+      }
       const sub: CommandView = { words: view.words.slice(k), glob: view.glob.slice(k) };
       denySide(view.open ? { ...sub, open: true } : sub, a, depth + 1);
     }
     // Some hand a word to a shell (`script -c 'rm x'`, `flock f -c …`, `parallel 'rm {}'`), and
-    // ssh joins its words into one remote command line (`ssh host 'rm x'`).
+    // ssh joins its words into one remote command line (`ssh -p 22 host 'rm x'`; the command
+    // starts after a few options and the host).
     if (OPAQUE_WRAPPERS.has(name)) {
-      for (let k = 1; k < view.words.length; k++) {
+      for (let k = 1; k < view.words.length && a.denyViews.length < MAX_VIEWS; k++) {
         const word = view.words[k] as string;
         if (/[\s;&|<>()`$]/.test(word)) collect(word, a, depth + 1);
-        if (name === 'ssh' && k < view.words.length - 1) collect(view.words.slice(k).join(' '), a, depth + 1);
+        if (name === 'ssh' && k <= SSH_COMMAND_START && k < view.words.length - 1)
+          collect(view.words.slice(k).join(' '), a, depth + 1);
       }
     }
   } else if (name === 'find') {
     for (const inner of findExecs(view)) denySide(inner, a, depth + 1);
   }
 }
+
+/**
+ * Deny rules compare at most MAX_RULE_WORDS words; a view keeps one more, so that a longer command
+ * never equals an exact rule, without copying a 20 000-word command for each of its offsets.
+ */
+function pushDenyView(view: CommandView, from: number, a: BashAnalysis): void {
+  const words = view.words.slice(from, from + MAX_RULE_WORDS + 1);
+  words[0] = baseName(words[0] as string);
+  const glob = view.glob.slice(from, from + MAX_RULE_WORDS + 1);
+  a.denyViews.push(view.open ? { words, glob, open: true } : { words, glob });
+}
+
+/** Names whose deny-side handling goes beyond their own view (they run or change commands). */
+const DENY_SPECIAL = new Set([
+  ...Object.keys(WRAPPERS),
+  ...OPAQUE_WRAPPERS,
+  ...SHELLS,
+  ...NAME_CHANGING,
+  ...RUNS_STRINGS,
+  'su',
+  'eval',
+  'trap',
+  'source',
+  '.',
+  'find',
+]);
 
 /** The command a wrapper runs; undefined when it runs none; a string saying why it is unclear. */
 function wrapped(view: CommandView, spec: WrapperSpec): CommandView | undefined | string {
@@ -545,6 +584,7 @@ export function ruleWords(spec: string): string[] | string {
   if (cmd.assignments.length || cmd.redirects.length) {
     return 'a Bash rule names a command and its arguments only (no assignments or redirections)';
   }
+  if (cmd.words.length > MAX_RULE_WORDS) return `a Bash rule names at most ${MAX_RULE_WORDS} words`;
   return cmd.words.map((w) => w.value);
 }
 
