@@ -41,7 +41,8 @@ export function protectedName(
     for (const dir of extra) if (isWithin(dir, real)) return path.basename(dir);
   }
   if (relative === '.' || relative.startsWith('../')) return undefined;
-  const segments = relative.split('/');
+  // Lower case: on a case-insensitive file system (macOS, Windows) `.GIT/config` is `.git/config`.
+  const segments = relative.toLowerCase().split('/');
   const dir = segments.slice(0, -1).find((s) => PROTECTED_DIRS.includes(s));
   if (dir) return dir;
   const last = segments[segments.length - 1] as string;

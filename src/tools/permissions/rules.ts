@@ -135,5 +135,5 @@ export function allowMatch(rules: readonly PermissionRule[], s: RuleSubject): Pe
 
 /** Whether a path rule names a protected directory or file itself (`Edit(.git/hooks/**)`), not by `**`. */
 export function namesProtected(rule: PermissionRule, name: string): boolean {
-  return rule.kind === 'path' && rule.pattern.split('/').includes(name);
+  return rule.kind === 'path' && rule.pattern.toLowerCase().split('/').includes(name.toLowerCase());
 }

@@ -188,6 +188,8 @@ describe('protected paths (.git, .claude, .npmrc, the store…)', () => {
     '.vscode/tasks.json',
     '.husky/pre-commit',
     '.reloop/sessions/x.jsonl',
+    '.GIT/config',
+    '.NpmRc',
   ])('a change to %s is asked in acceptEdits and bypassPermissions, even under Write(**)', async (file) => {
     for (const mode of ['acceptEdits', 'bypassPermissions'] as const) {
       const r = await decide({ mode, allow: ['Write(**)', 'Write'] }, 'Write', write(file));
