@@ -1,8 +1,10 @@
+import { benchChildren } from './children.ts';
 import { benchImport } from './import.ts';
 import { benchLoop } from './loop.ts';
 import { benchReplay } from './replay.ts';
 import { benchSandbox } from './sandbox.ts';
 import { benchStore } from './store.ts';
+import { benchViewer } from './viewer.ts';
 
 /**
  * `npm run bench`: every benchmark, printed as tables (docs/BENCHMARKS.md records the numbers
@@ -10,7 +12,9 @@ import { benchStore } from './store.ts';
  */
 const rounds = Number(process.env.BENCH_ROUNDS ?? 10_000);
 await benchLoop(rounds);
+await benchChildren();
 await benchStore();
 await benchReplay();
+await benchViewer();
 await benchImport();
 await benchSandbox();

@@ -5,6 +5,7 @@ import { Catalog } from './catalog.ts';
 import { updateCatalogRow } from './catalogRow.ts';
 import { catalogSorted } from './catalogSort.ts';
 import { ConcurrencyError, InvalidRecordError, SessionNotFoundError } from './errors.ts';
+import { followStreamFile } from './fileFollow.ts';
 import { readRecords, type StoreWarning, type WarningHandler } from './fileStream.ts';
 import type { LogRecord } from './records.ts';
 import { acquireSessionLock, type SessionLock } from './sessionLock.ts';
@@ -81,6 +82,8 @@ export class FileEventStore implements EventStore {
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly sessionsDir: string;
   private closed = false;
+  /** Aborts every follower when the store closes. */
+  private readonly closing = new AbortController();
 
   constructor(
     readonly dir: string,
@@ -161,6 +164,14 @@ export class FileEventStore implements EventStore {
     for await (const batch of records) yield* batch.records;
   }
 
+  /** See EventStore.follow: the stream file is watched (fs.watch on its directory), never polled. */
+  follow(session: string, options: { afterSeq: number; signal: AbortSignal }): AsyncIterable<LogRecord> {
+    this.assertOpen();
+    assertSessionId(session);
+    const signal = AbortSignal.any([options.signal, this.closing.signal]);
+    return followStreamFile(this.streamPath(session), session, options.afterSeq, signal);
+  }
+
   async list(): Promise<SessionInfo[]> {
     this.assertOpen();
     const ids = (await readdir(this.sessionsDir))
@@ -219,6 +230,7 @@ export class FileEventStore implements EventStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.closing.abort();
     await Promise.all([...this.queues.values()]);
     await Promise.all([...this.writers.keys()].map((s) => this.dropWriter(s)));
     await this.catalog.flush();
