@@ -64,6 +64,8 @@ const aborted = (message = 'aborted'): ActorFailure => ({ kind: 'aborted', messa
 export function liveEffects(d: LiveDeps): EffectHandlers {
   const rec = <T extends RecordType>(type: T, data: RecordData<T>) =>
     d.writer.add({ type, run: d.runId, at: d.clock.now(), data } as DraftRecord);
+  // Durations come from the injected clock too, so a virtual clock logs the same records every run.
+  const elapsed = d.clock.monotonicNow ? d.clock.monotonicNow.bind(d.clock) : () => performance.now();
 
   async function call(
     request: ModelRequest,
@@ -148,13 +150,18 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
           askUser: d.askUser,
           hooks: d.toolHooks,
           defaultTimeoutMs: d.toolTimeoutMs,
+          now: elapsed,
         },
         {
           onPermission: (p) => rec('permission.decided', p),
           onHook: (h) => rec('hook.decided', h),
           beforeRun: async (calls) => {
             for (const c of calls) rec('tool.started', c);
-            await d.writer.commit();
+            // Write-ahead is for effects: the log must say which ones may have happened. Read-only
+            // calls have none, so their batch is appended (a reader of the log sees it start) but
+            // not waited for on disk — a crash while they run may leave a log ending at the
+            // request, and resume asks the model again. One fdatasync a round instead of two.
+            await d.writer.commit({ durable: calls.some((c) => !c.readOnly) });
           },
           onFinished: (r) =>
             rec('tool.finished', {
@@ -179,7 +186,11 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
     }),
 
     compact: async (input: CompactInput): Promise<CompactResult> => {
-      const tokensBefore = estimateHistoryTokens(input.messages);
+      // Before and after are measured as the trigger measures: the usage-based size of the context.
+      // What of it the history estimate does not explain (system prompt, tool definitions) stays
+      // after compaction; the history part becomes the estimate of the compacted history.
+      const historyBefore = estimateHistoryTokens(input.messages);
+      const tokensBefore = Math.max(input.contextTokens ?? 0, historyBefore);
       const fail = (error: string): never => {
         rec('compaction.finished', { ok: false, mode: input.mode, error });
         throw { kind: 'failed', message: `compaction failed: ${error}` } satisfies ActorFailure;
@@ -199,7 +210,7 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
       const summary = summaryText(response.content);
       if (!summary) return fail('the model returned an empty summary');
       const messages = compactedHistory(input.messages, summary, d.compactTailTokens ?? 8_000);
-      const tokensAfter = estimateHistoryTokens(messages);
+      const tokensAfter = tokensBefore - historyBefore + estimateHistoryTokens(messages);
       rec('compaction.finished', {
         ok: true,
         mode: input.mode,
@@ -260,7 +271,7 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
       };
       const answers: StopAnswer[] = [];
       for (const hook of d.stopHooks) {
-        const t0 = performance.now();
+        const t0 = elapsed();
         let res: StopHookResult;
         try {
           res = await hook.run(payload, d.signal);
@@ -274,7 +285,7 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
           decision: res.decision,
           ...(reason !== undefined ? { reason } : {}),
           command: hook.name,
-          durationMs: Math.round(performance.now() - t0),
+          durationMs: Math.round(elapsed() - t0),
         });
         answers.push({ hook: 'Stop', decision: res.decision, reason });
         if (res.decision === 'prevent') break;

@@ -10,6 +10,13 @@ export interface ReadRange {
 export interface AppendOptions {
   /** The seq of the last record the writer saw; 0 for a new session. Mismatch → ConcurrencyError. */
   expectedSeq: number;
+  /**
+   * `false`: the records are appended (readers, other processes, see them) but the call does not
+   * wait for the disk; the next durable append makes them durable too. For facts no effect
+   * depends on. Default `true`; a store that cannot tell the difference treats every append as
+   * durable.
+   */
+  durable?: boolean;
 }
 
 /** One row of the session catalog. */
@@ -18,7 +25,11 @@ export interface SessionInfo {
   title: string;
   created: number;
   updated: number;
-  status: RunStatus | 'running' | 'idle';
+  /**
+   * The last run's status; `running` while a run is open, `interrupted` for a run copied open into a
+   * fork (nothing runs it until `run --resume`), `idle` before the first run.
+   */
+  status: RunStatus | 'running' | 'interrupted' | 'idle';
   lastSeq: number;
   forkedFrom: { session: string; seq: number } | null;
   /** A sub-agent's session: the parent session, the `Task` call and the agent that started it. */
