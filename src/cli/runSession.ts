@@ -15,6 +15,7 @@ import { NothingToRunError, type RunResult, Session, type SessionOptions } from 
 import type { EventStore } from '../store/types.ts';
 import { builtinTools } from '../tools/builtin/index.ts';
 import {
+  approvalQuestion,
   createPermissionPolicy,
   type PermissionMode,
   PermissionModeSchema,
@@ -94,10 +95,8 @@ export async function prepareRun(
   prepared.options = {
     cwd,
     subAgents,
-    tools: builtinTools({
-      allowOutsideCwd: opts.allow.some((r) => /\((\/|~\/|\.\.)/.test(r)),
-      bash: { passEnv },
-    }),
+    // Outside cwd the tools open only what an allow rule names, checked on what they really open.
+    tools: builtinTools({ allowOutsideCwd: opts.allow, bash: { passEnv } }),
     canUseTool: permissionPolicy(mode, opts, cwd),
     askUser: !quiet && process.stdin.isTTY ? terminalAsk : undefined,
     unattendedAsk: parseOnAsk(opts.onAsk),
@@ -222,7 +221,14 @@ async function workingDirectory(flag: string | undefined): Promise<string> {
 /** The policy of the flags; a malformed `--allow` / `--deny` rule is bad usage. */
 function permissionPolicy(mode: PermissionMode, opts: RunOptions, cwd: string) {
   try {
-    return createPermissionPolicy({ mode, allow: opts.allow, deny: opts.deny, cwd });
+    // The store is protected like .git: a model in acceptEdits must not rewrite its own log.
+    return createPermissionPolicy({
+      mode,
+      allow: opts.allow,
+      deny: opts.deny,
+      cwd,
+      protect: [storeDir(opts)],
+    });
   } catch (e) {
     if (e instanceof PermissionRuleError) throw new UsageError(e.message, e.code);
     throw e;
@@ -273,10 +279,8 @@ function assertModelAvailable(): void {
 const terminalAsk: AskUser = async (req, message) => {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {
-    const detail = JSON.stringify(req.input).slice(0, 200);
-    const answer = await rl.question(
-      `\nAllow ${req.tool.name} ${detail}?${message ? ` (${message})` : ''} [y/N] `,
-    );
+    // Whole and printable: the model chose the input (src/tools/permissions/display.ts).
+    const answer = await rl.question(`\n${approvalQuestion(req.tool.name, req.input, message)}\n[y/N] `);
     return /^y(es)?$/i.test(answer.trim());
   } finally {
     rl.close();
