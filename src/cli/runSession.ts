@@ -30,6 +30,7 @@ import {
   plural,
   printJson,
   selfCommand,
+  storeDir,
   storeLabel,
   storeLocationOf,
   UsageError,
@@ -227,7 +228,7 @@ function permissionPolicy(mode: PermissionMode, opts: RunOptions, cwd: string) {
       allow: opts.allow,
       deny: opts.deny,
       cwd,
-      protect: [storeDir(opts)],
+      protect: storeLocationOf(opts).kind === 'file' ? [storeDir(opts)] : [],
     });
   } catch (e) {
     if (e instanceof PermissionRuleError) throw new UsageError(e.message, e.code);
