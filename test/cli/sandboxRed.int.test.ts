@@ -181,7 +181,8 @@ describe('protected paths', () => {
     const cli = await runCli(
       [
         ...['run', '--script', script, '--store', store, '--cwd', dir, '--json'],
-        ...['--permission-mode', 'acceptEdits', '--allow', 'Write(.git/info/**)', 'go'],
+        // As the other sandbox tests: the model is told "no" (the default parks the run for approval).
+        ...['--permission-mode', 'acceptEdits', '--allow', 'Write(.git/info/**)', '--on-ask', 'deny', 'go'],
       ],
       { cwd: dir },
     );
