@@ -1,5 +1,6 @@
 import { textOf } from '../model/messages.ts';
 import type { LogRecord } from '../store/records.ts';
+import { appendedSource, compactedLength } from '../store/refs.ts';
 
 const clip = (s: string, n = 100) => {
   const one = s.replace(/\s+/g, ' ').trim();
@@ -20,7 +21,9 @@ export function describeRecord(r: LogRecord): string {
     case 'user.message':
       return `user: ${clip(textOf(r.data.message.content))}`;
     case 'message.appended':
-      return `+ ${r.data.origin} (${r.data.message.role}): ${clip(messageSummary(r.data.message.content))}`;
+      return r.data.message
+        ? `+ ${r.data.origin} (${r.data.message.role}): ${clip(messageSummary(r.data.message.content))}`
+        : `+ ${r.data.origin}: ${appendedSource(r.data)}`;
     case 'model.requested':
       return `→ model ${r.data.model} (${r.data.purpose}, attempt ${r.data.attempt}, max_tokens ${r.data.maxTokens}, ${r.data.messageCount} messages)`;
     case 'model.responded': {
@@ -41,7 +44,7 @@ export function describeRecord(r: LogRecord): string {
       return `hook ${r.data.hook}: ${r.data.decision}${r.data.reason ? `: ${clip(r.data.reason, 70)}` : ''}`;
     case 'compaction.finished':
       return r.data.ok
-        ? `compaction (${r.data.mode}) ${r.data.tokensBefore} → ${r.data.tokensAfter} tokens, ${r.data.messages.length} messages`
+        ? `compaction (${r.data.mode}) ${r.data.tokensBefore} → ${r.data.tokensAfter} tokens, ${compactedLength(r.data)} messages`
         : `compaction (${r.data.mode}) failed: ${clip(r.data.error)}`;
     case 'actor.failed':
       return `${r.data.actor} failed: ${clip(r.data.message)}`;

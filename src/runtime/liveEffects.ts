@@ -13,6 +13,7 @@ import type {
 } from '../machines/context.ts';
 import type { EffectHandlers } from '../machines/effects.ts';
 import { decideStop, type StopAnswer } from '../machines/stopDecision.ts';
+import { compactedMessages } from '../model/compaction.ts';
 import { estimateTokens, textOf } from '../model/messages.ts';
 import {
   ModelCallError,
@@ -23,12 +24,13 @@ import {
   type ModelStreamEvent,
 } from '../model/types.ts';
 import type { DraftRecord, RecordData, RecordType } from '../store/records.ts';
+import { startedData } from '../store/refs.ts';
 import { runToolBatch } from '../tools/orchestrator.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { AskUser, CanUseTool, ToolHooks } from '../tools/types.ts';
 import { type BackoffPolicy, backoffDelay, DEFAULT_BACKOFF } from './backoff.ts';
 import type { BudgetPolicy } from './budget.ts';
-import { compactedHistory, compactionRequest, estimateHistoryTokens, summaryText } from './compactor.ts';
+import { compactionRequest, estimateHistoryTokens, keptTail, summaryText } from './compactor.ts';
 import type { Clock, Random } from './determinism.ts';
 import type { SessionWriter } from './sessionWriter.ts';
 
@@ -65,11 +67,12 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
   const rec = <T extends RecordType>(type: T, data: RecordData<T>) =>
     d.writer.add({ type, run: d.runId, at: d.clock.now(), data } as DraftRecord);
 
+  /** One model request; the answer comes with the seq of its `model.responded` record. */
   async function call(
     request: ModelRequest,
     purpose: 'turn' | 'compaction',
     attempt: number,
-  ): Promise<ModelResponse> {
+  ): Promise<{ response: ModelResponse; seq: number }> {
     rec('model.requested', {
       purpose,
       model: request.model,
@@ -90,8 +93,8 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
     }
     try {
       const response = await d.client.stream(request, { signal: d.signal, onEvent: d.onStreamEvent });
-      rec('model.responded', { purpose, response });
-      return response;
+      const { seq } = rec('model.responded', { purpose, response });
+      return { response, seq };
     } catch (e) {
       const failure = toFailure(e, d.signal);
       rec('model.failed', { purpose, failure });
@@ -129,7 +132,7 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
       };
     }),
 
-    callModel: (input: CallModelInput) => call(input.request, 'turn', input.attempt),
+    callModel: async (input: CallModelInput) => (await call(input.request, 'turn', input.attempt)).response,
 
     runTools: guarded<ToolBatchResult, RunToolsInput>('runTools', async (input) => {
       // PreToolUse hooks and prompts are effects too: the response that asked for them is made durable first.
@@ -153,7 +156,7 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
           onPermission: (p) => rec('permission.decided', p),
           onHook: (h) => rec('hook.decided', h),
           beforeRun: async (calls) => {
-            for (const c of calls) rec('tool.started', c);
+            for (const c of calls) rec('tool.started', startedData(d.writer.state, c));
             await d.writer.commit();
           },
           onFinished: (r) =>
@@ -182,9 +185,9 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
         rec('compaction.finished', { ok: false, mode: input.mode, error });
         throw { kind: 'failed', message: `compaction failed: ${error}` } satisfies ActorFailure;
       };
-      let response: ModelResponse;
+      let answer: { response: ModelResponse; seq: number };
       try {
-        response = await call(
+        answer = await call(
           compactionRequest(input.messages, input.model, d.compactionMaxTokens ?? 16_000, d.registry.specs()),
           'compaction',
           1,
@@ -194,15 +197,20 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
         if (f.kind === 'aborted') throw aborted(f.message);
         return fail(f.message);
       }
+      const { response } = answer;
       const summary = summaryText(response.content);
       if (!summary) return fail('the model returned an empty summary');
-      const messages = compactedHistory(input.messages, summary, d.compactTailTokens ?? 8_000);
+      const tailTokens = d.compactTailTokens ?? 8_000;
+      const kept = keptTail(input.messages, tailTokens);
+      const messages = compactedMessages(input.messages, summary, kept);
       const tokensAfter = estimateHistoryTokens(messages);
+      // The summary is in the response and the kept messages in the history: only where they come from is logged.
       rec('compaction.finished', {
         ok: true,
         mode: input.mode,
-        summary,
-        messages,
+        response: answer.seq,
+        kept,
+        tailTokens,
         tokensBefore,
         tokensAfter,
       });

@@ -7,6 +7,7 @@ import type { Message, ToolResultBlock, Usage } from '../model/messages.ts';
 import type { ModelClient, ModelStreamEvent } from '../model/types.ts';
 import { fold } from '../store/evolve.ts';
 import type { DraftRecord, LogRecord, RecordData, RecordType, RunStatus } from '../store/records.ts';
+import { appendedData, startedData } from '../store/refs.ts';
 import { emptySessionState, type SessionState } from '../store/sessionState.ts';
 import type { EventStore } from '../store/types.ts';
 import { runToolBatch } from '../tools/orchestrator.ts';
@@ -235,7 +236,7 @@ export class Session {
       },
       {
         onTransition: (t) => this.rec(runId, 'transition', t),
-        onMessage: (e) => this.rec(runId, 'message.appended', { message: e.message, origin: e.origin }),
+        onMessage: (e) => this.rec(runId, 'message.appended', appendedData(this.state, e.message, e.origin)),
       },
     );
     const status: RunStatus = TERMINAL_STATUS[outcome.reason as TerminalReason] ?? 'failed';
@@ -308,7 +309,11 @@ export class Session {
         {
           beforeRun: async (calls) => {
             for (const c of calls)
-              this.rec(runId, 'tool.started', { ...c, index: plan.rerun[c.index]!.index });
+              this.rec(
+                runId,
+                'tool.started',
+                startedData(this.state, { ...c, index: plan.rerun[c.index]!.index }),
+              );
             await this.writer.commit();
           },
           onFinished: (r) => {
@@ -330,10 +335,8 @@ export class Session {
     }
     if (blocks.length > 0) {
       blocks.sort((a, b) => a.index - b.index);
-      this.rec(runId, 'message.appended', {
-        message: { role: 'user', content: blocks.map((b) => b.block) },
-        origin: 'interrupted',
-      });
+      const message: Message = { role: 'user', content: blocks.map((b) => b.block) };
+      this.rec(runId, 'message.appended', appendedData(this.state, message, 'interrupted'));
     }
   }
 

@@ -18,7 +18,11 @@ export interface SessionInfo {
   title: string;
   created: number;
   updated: number;
-  status: RunStatus | 'running' | 'idle';
+  /**
+   * The last run's status; `idle` before any run. `running` while its writer lives; `interrupted`
+   * (file store) when the last run never ended and no live process holds the session's lock.
+   */
+  status: RunStatus | 'running' | 'idle' | 'interrupted';
   lastSeq: number;
   forkedFrom: { session: string; seq: number } | null;
 }
@@ -35,5 +39,10 @@ export interface EventStore {
   /** Last seq of a session (0 when it has no records); throws SessionNotFoundError when unknown. */
   lastSeq(session: string): Promise<number>;
   exists(session: string): Promise<boolean>;
+  /**
+   * Writes a whole new stream so that it appears complete or not at all (a fork). Optional: a store
+   * without it gets one `append(session, records, { expectedSeq: 0 })`, atomic where appends are.
+   */
+  create?(session: string, records: AsyncIterable<LogRecord> | Iterable<LogRecord>): Promise<void>;
   close(): Promise<void>;
 }

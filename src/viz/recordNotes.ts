@@ -1,5 +1,6 @@
 import { textOf } from '../model/messages.ts';
 import type { LogRecord } from '../store/records.ts';
+import { appendedSource, compactedLength } from '../store/refs.ts';
 
 const MAX = 160;
 
@@ -31,7 +32,9 @@ export function recordNote(r: LogRecord): string {
     case 'user.message':
       return clip(`user: ${textOf(r.data.message.content)}`);
     case 'message.appended':
-      return clip(`${r.data.origin}: ${textOf(r.data.message.content) || json(r.data.message.content)}`);
+      return r.data.message
+        ? clip(`${r.data.origin}: ${textOf(r.data.message.content) || json(r.data.message.content)}`)
+        : clip(`${r.data.origin}: ${appendedSource(r.data)}`);
     case 'model.requested':
       return clip(
         `${r.data.purpose} request to ${r.data.model}, max_tokens ${r.data.maxTokens}, attempt ${r.data.attempt}, ${r.data.messageCount} messages`,
@@ -64,7 +67,7 @@ export function recordNote(r: LogRecord): string {
       return clip(`${r.data.hook} hook: ${r.data.decision}${r.data.reason ? ` (${r.data.reason})` : ''}`);
     case 'compaction.finished':
       return r.data.ok
-        ? `${r.data.mode} compaction: ${r.data.tokensBefore} → ${r.data.tokensAfter} tokens, ${r.data.messages.length} messages`
+        ? `${r.data.mode} compaction: ${r.data.tokensBefore} → ${r.data.tokensAfter} tokens, ${compactedLength(r.data)} messages`
         : clip(`${r.data.mode} compaction failed: ${r.data.error}`);
     case 'abort.requested':
       return clip(`abort${r.data.reason ? `: ${r.data.reason}` : ''}`);

@@ -7,7 +7,7 @@ import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LogRecord } from '../../src/store/records.ts';
+import { CURRENT_SCHEMA_VERSION, type LogRecord } from '../../src/store/records.ts';
 import { type CliResult, jsonLines, onlyJson, runCli } from '../support/cli.ts';
 import {
   type MessagesServer,
@@ -264,8 +264,8 @@ describe('sessions, log, replay, fork', () => {
       expect(records.length).toBeGreaterThan(10);
       expect(records.map((r) => r.seq)).toEqual(records.map((_, i) => i + 1));
       for (const r of records) {
-        expect(r).toMatchObject({ v: 1, session: p.run.sessionId });
-        expect(Object.keys(r).sort()).toEqual(['at', 'data', 'run', 'seq', 'session', 'type', 'v']);
+        expect(r).toMatchObject({ v: CURRENT_SCHEMA_VERSION, session: p.run.sessionId });
+        expect(Object.keys(r).sort()).toEqual(['at', 'data', 'h', 'run', 'seq', 'session', 'type', 'v']);
       }
       expect(records[0]?.type).toBe('session.created');
       expect(records.at(-1)).toMatchObject({

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { queryLoopMachine } from '../../src/machines/queryLoop.machine.ts';
 import { verifyReplay } from '../../src/replay/verify.ts';
 import type { LogRecord } from '../../src/store/records.ts';
+import { resealed } from '../../src/store/seal.ts';
 import { fixedStopHook, scriptedSession, textTurn, toolTurn } from '../support/harness.ts';
 
 async function recordedSession() {
@@ -41,7 +42,10 @@ describe('verify replay', () => {
     const rec = changed[i] as Extract<LogRecord, { type: 'model.responded' }>;
     rec.data.response.content = [{ type: 'text', text: 'no tools today' }];
     rec.data.response.stopReason = 'end_turn';
-    const report = await verifyReplay(changed);
+    // Unsealed, the seal of the edited record gives it away at once.
+    expect((await verifyReplay(changed)).divergence?.seq).toBe(rec.seq);
+    // Sealed anew (as whoever edits a log on purpose would), re-driving the chart finds it.
+    const report = await verifyReplay(resealed(changed));
     expect(report.ok).toBe(false);
     const firstTransitionAfter = changed.find((r) => r.seq > rec.seq && r.type === 'transition')!;
     expect(report.divergence?.seq).toBe(firstTransitionAfter.seq);
