@@ -47,6 +47,7 @@ export class LogWalk {
       seq++;
       const problem =
         this.envelope(r, seq, session, open) ??
+        (r.type === 'tool.finished' ? toolResultProblem(r) : null) ??
         (r.type === 'run.started' ? this.runStart(r, state, owed) : null) ??
         (r.type === 'run.ended' ? this.runEnd(r, state) : null) ??
         (repairing && !sawTransition ? this.repair(r, repairing) : null);
@@ -246,4 +247,17 @@ export class LogWalk {
       detail: 'the repaired history is not the results of the open tool calls',
     };
   }
+}
+
+/** A tool result is an error exactly when its outcome is not `ok` (the orchestrator's rule). */
+function toolResultProblem(r: RecordOf<'tool.finished'>): Mismatch | null {
+  const isError = r.data.outcome !== 'ok';
+  return r.data.result.isError === isError
+    ? null
+    : {
+        seq: r.seq,
+        expected: isError,
+        actual: r.data.result.isError,
+        detail: `an ${r.data.outcome} result whose isError says otherwise`,
+      };
 }

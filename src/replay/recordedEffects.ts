@@ -151,6 +151,9 @@ export function recordedEffects(src: FactSource): EffectHandlers {
 
     runTools: replayed('runTools', async (input: RunToolsInput, { i, slice }): Promise<ToolBatchResult> => {
       if (!slice) return never(src);
+      // Checked first: a batch the log cuts short (a crash) still has its records checked.
+      const problem = toolBatchProblem(input.toolUses, slice);
+      if (problem) return halt(src, problem.seq, problem.expected, problem.actual, problem.detail);
       const byId = new Map<string, RecordOf<'tool.finished'>>();
       for (const r of slice)
         if (r.type === 'tool.finished' && !byId.has(r.data.toolUseId)) byId.set(r.data.toolUseId, r);
@@ -165,8 +168,6 @@ export function recordedEffects(src: FactSource): EffectHandlers {
           ...(f.data.result.isError ? { is_error: true } : {}),
         });
       }
-      const problem = toolBatchProblem(input.toolUses, slice);
-      if (problem) return halt(src, problem.seq, problem.expected, problem.actual, problem.detail);
       return { results, aborted: src.abortedBy(i), appendedTokens: estimateTokens(results) };
     }),
 
