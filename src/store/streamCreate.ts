@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { writeSync } from 'node:fs';
-import { link, open, stat, unlink } from 'node:fs/promises';
+import { link, open, readFile, stat, unlink } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { StreamStamp } from './catalog.ts';
 import { updateCatalogRow } from './catalogRow.ts';
@@ -11,6 +12,8 @@ import { checkContiguous, validateRecord } from './validate.ts';
 
 /** `.<session>.<pid>.<random>.tmp`: a stream being written whole; the pid says whether its writer lives. */
 const TEMP_FILE = /^\.[A-Za-z0-9._-]+\.(\d+)\.[0-9a-f]{8}\.tmp$/;
+/** `<session>.lock.<uuid>.tmp`: a lock owner being written (sessionLock.ts); it holds the owner's pid. */
+const LOCK_TEMP_FILE = /\.lock\.[0-9a-f-]{36}\.tmp$/;
 
 const FLUSH_BYTES = 1 << 20;
 
@@ -95,10 +98,25 @@ function processGone(pid: number): boolean {
   }
 }
 
-/** Removes the temporary files of whole-stream writes whose process died (a killed fork). */
+async function lockTempOwnerGone(file: string): Promise<boolean> {
+  try {
+    const owner = JSON.parse(await readFile(file, 'utf8')) as { pid?: unknown; host?: unknown };
+    return owner.host === hostname() && typeof owner.pid === 'number' && processGone(owner.pid);
+  } catch {
+    return false; // being written right now, or not ours to judge
+  }
+}
+
+/**
+ * Removes what a process killed half-way leaves in the sessions directory: the temporary file of a
+ * whole-stream write (a fork) or of a lock being taken. Only files whose process is gone.
+ */
 export async function removeDeadTempFiles(dir: string, names: readonly string[]): Promise<void> {
   for (const name of names) {
     const m = TEMP_FILE.exec(name);
-    if (m && processGone(Number(m[1]))) await unlink(join(dir, name)).catch(() => undefined);
+    const gone = m
+      ? processGone(Number(m[1]))
+      : LOCK_TEMP_FILE.test(name) && (await lockTempOwnerGone(join(dir, name)));
+    if (gone) await unlink(join(dir, name)).catch(() => undefined);
   }
 }
