@@ -14,7 +14,7 @@ export function registerSessions(program: Command): void {
       for (const s of rows) {
         const fork = s.forkedFrom ? `  fork of ${s.forkedFrom.session}@${s.forkedFrom.seq}` : '';
         out(
-          `${s.id}  ${s.status.padEnd(9)} ${String(s.lastSeq).padStart(6)} records  ${timeOf(s.updated)}  ${s.title}${fork}`,
+          `${s.id}  ${s.status.padEnd(11)} ${String(s.lastSeq).padStart(6)} records  ${timeOf(s.updated)}  ${s.title}${fork}`,
         );
       }
     } finally {

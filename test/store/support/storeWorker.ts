@@ -6,6 +6,7 @@
  *   hold   — take the writer lock, append three records if new, report { ready }, release on stdin end.
  *   crash  — take the lock, append, report { ready }, then die by SIGKILL (no cleanup runs).
  *   exit   — take the lock, append, then process.exit(0) without closing the store.
+ *   run    — take the lock, start a run (created, run.started), report { ready }, wait for stdin to end.
  *   fork   — fork <session> whole (ids fork-s1…); with a 4th argument N, SIGKILL itself after reading
  *            N records of the source (mid-fork); report { forked }, then wait for stdin to end.
  */
@@ -30,7 +31,13 @@ const s = new StreamBuilder(session, { seq: lastSeq });
 const batch = lastSeq === 0 ? [s.created('from the worker'), s.user('hi')] : [s.transition(), s.transition()];
 
 try {
-  if (mode === 'append') {
+  if (mode === 'run') {
+    const r = new StreamBuilder(session, { seq: lastSeq });
+    await store.append(session, [r.created('a run'), r.runStarted()], { expectedSeq: lastSeq });
+    report({ ready: true, lastSeq: await store.lastSeq(session) });
+    process.stdin.resume();
+    await new Promise((resolve) => process.stdin.once('end', resolve));
+  } else if (mode === 'append') {
     await store.append(session, batch, { expectedSeq: lastSeq });
     report({ ok: true, lastSeq: await store.lastSeq(session) });
   } else {
