@@ -53,6 +53,8 @@ export interface LiveDeps {
   /** Recent history kept verbatim after compaction, in estimated tokens. */
   compactTailTokens?: number;
   toolTimeoutMs?: number;
+  /** Cap on one tool call's input in JSON bytes (default 1 MiB): larger calls get an is_error result. */
+  maxToolInputBytes?: number;
   onStreamEvent?: (e: ModelStreamEvent) => void;
 }
 
@@ -151,6 +153,7 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
           askUser: d.askUser,
           hooks: d.toolHooks,
           defaultTimeoutMs: d.toolTimeoutMs,
+          maxInputBytes: d.maxToolInputBytes,
         },
         {
           onPermission: (p) => rec('permission.decided', p),

@@ -56,6 +56,8 @@ export interface SessionOptions {
   onStreamEvent?: (e: ModelStreamEvent) => void;
   backoff?: BackoffPolicy;
   toolTimeoutMs?: number;
+  /** Cap on one tool call's input in JSON bytes (default 1 MiB): larger calls get an is_error result. */
+  maxToolInputBytes?: number;
   compactTailTokens?: number;
 }
 
@@ -219,6 +221,7 @@ export class Session {
       signal,
       backoff: this.opts.backoff,
       toolTimeoutMs: this.opts.toolTimeoutMs,
+      maxToolInputBytes: this.opts.maxToolInputBytes,
       compactTailTokens: this.opts.compactTailTokens,
       onStreamEvent: this.opts.onStreamEvent,
     });

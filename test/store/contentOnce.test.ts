@@ -83,6 +83,39 @@ describe('schema v2: each piece of content stored once', () => {
     expect((await verifyReplay(await h.records())).divergence).toBeNull();
   });
 
+  it('a tool input over the cap is not run: an is_error result that says why, the input logged once', async () => {
+    let ran = false;
+    const write = {
+      ...echoTool,
+      name: 'Write',
+      isReadOnly: false,
+      async call() {
+        ran = true;
+        return { content: 'written' };
+      },
+    };
+    const huge = 'w'.repeat(3 * 1024 * 1024);
+    const h = await scriptedSession(
+      [toolTurn([{ name: 'Write', input: { text: huge }, id: 'w1' }]), textTurn('ok')],
+      { tools: [write] },
+    );
+    expect((await h.session.submit('write it')).status).toBe('completed');
+    expect(ran).toBe(false);
+    const records = await h.records();
+    const finished = records.find((r) => r.type === 'tool.finished')!;
+    expect(finished.data).toMatchObject({
+      outcome: 'invalid_input',
+      result: {
+        isError: true,
+        content:
+          'Input for Write is 3.0 MB, over the 1.0 MB limit for one tool call: it was not run. Do the work in smaller calls.',
+      },
+    });
+    expect(records.some((r) => r.type === 'tool.started')).toBe(false);
+    const text = records.map((r) => JSON.stringify(r)).join('\n');
+    expect(text.split(huge).length - 1).toBe(1);
+  });
+
   it('message.appended refers to its response and its tool results by seq', async () => {
     const h = await scriptedSession([
       toolTurn([{ name: 'echo', input: { text: 'a' }, id: 'e1' }]),
