@@ -103,8 +103,12 @@ export function recordedEffects(src: FactSource): EffectHandlers {
       return 'mismatch';
     }
     const d = requested.data;
-    const logged = d as Record<string, unknown>;
-    if (Object.entries(expected).some(([k, v]) => v !== null && logged[k] !== v)) {
+    if (
+      d.model !== expected.model ||
+      d.messageCount !== expected.messageCount ||
+      d.attempt !== expected.attempt ||
+      (expected.maxTokens !== null && d.maxTokens !== expected.maxTokens)
+    ) {
       src.mismatch(
         requested.seq,
         expected,

@@ -29,15 +29,10 @@ function sha256(data: string): string {
 
 /** The JSON a record's seal covers: the envelope in a fixed order and `data`, never `h`. */
 export function canonicalJson(r: LogRecord): string {
-  return JSON.stringify({
-    v: r.v,
-    seq: r.seq,
-    at: r.at,
-    session: r.session,
-    run: r.run,
-    type: r.type,
-    data: r.data,
-  });
+  // Numbers print the same through String() as through JSON.stringify (records hold finite ones
+  // only), and a record type is a plain identifier: only the strings and `data` need escaping.
+  const j = JSON.stringify;
+  return `{"v":${r.v},"seq":${r.seq},"at":${r.at},"session":${j(r.session)},"run":${j(r.run)},"type":"${r.type}","data":${j(r.data)}}`;
 }
 
 export function sealOf(previous: string | undefined, canonical: string): string {
