@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CURRENT_SCHEMA_VERSION, type LogRecord } from '../../src/store/records.ts';
+import { sealRecords } from '../../src/store/seal.ts';
 import { type CliResult, jsonLines, onlyJson, runCli } from '../support/cli.ts';
 import {
   type MessagesServer,
@@ -328,6 +329,7 @@ describe('sessions, log, replay, fork', () => {
           ok: true,
           records: records.length,
           transitions: records.filter((x) => x.type === 'transition').length,
+          sealed: true,
           divergence: null,
         })}\n`,
       );
@@ -348,7 +350,13 @@ describe('sessions, log, replay, fork', () => {
       rec.data.response.content = [{ type: 'text', text: 'No notes, I guess.' }];
       rec.data.response.stopReason = 'end_turn';
       lines[i] = JSON.stringify(rec);
-      await writeFile(file, lines.join('\n'));
+      // Sealed anew, as a deliberate rewrite would be: unsealed, the seal alone names the edited
+      // record; sealed, the re-drive must find where the machine goes another way.
+      const resealed = sealRecords(
+        undefined,
+        lines.filter(Boolean).map((l) => JSON.parse(l) as LogRecord),
+      );
+      await writeFile(file, `${resealed.lines.join('\n')}\n`);
       const before = await snapshot(store);
 
       // Still a valid log: it reads fine. The JSON and the human verify both exit 1.
@@ -415,7 +423,10 @@ describe('sessions, log, replay, fork', () => {
           moved.data = { ...moved.data, forkedFrom: { session: id, seq: at } };
         return moved;
       });
-      expect(forked).toEqual(expected);
+      // The copy is sealed anew (its records name the new session): equal but for the seals.
+      const unsealed = (rs: LogRecord[]) => rs.map(({ h: _h, ...r }) => r);
+      expect(unsealed(forked)).toEqual(unsealed(expected));
+      expect(forked.every((r) => typeof r.h === 'string')).toBe(true);
 
       const s = await runCli(['sessions', '--json', '--store', store], { cwd: p.cwd });
       const rows = onlyJson<{ id: string; forkedFrom: unknown; lastSeq: number }[]>(s);
@@ -639,7 +650,7 @@ describe('bad input: a clear message, the right exit code, nothing written', () 
       results.forEach((r, i) => {
         const what = argsList[i]!.join(' ');
         expect(r.code, what).toBe(1);
-        expect(r.stderr, what).toMatch(/unsupported schema version 99 .* line 3 \(supported: 1\)/);
+        expect(r.stderr, what).toMatch(/unsupported schema version 99 .* line 3 \(supported: 1, 2\)/);
       });
     },
     SLOW,
@@ -713,6 +724,7 @@ describe('reloop run --demo', () => {
           ok: true,
           records: log.length,
           transitions: log.filter((x) => x.type === 'transition').length,
+          sealed: true,
           divergence: null,
         });
       } finally {
