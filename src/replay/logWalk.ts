@@ -88,7 +88,7 @@ export class LogWalk {
           open.before = next;
         }
       }
-      if (r.type === 'run.ended' && r.data.interrupted) owed = planInterruptedRun(state);
+      if (r.type === 'run.ended' && r.data.reason === INTERRUPTED_RUN_REASON) owed = planInterruptedRun(state);
       state = next;
       if (open && r.type === 'run.ended') {
         yield open;
@@ -179,7 +179,8 @@ export class LogWalk {
         detail: "the run's usage is not the sum of its responses'",
       };
     }
-    if (!r.data.interrupted && r.data.reason !== INTERRUPTED_RUN_REASON) return null;
+    // What was in flight is compared where it is recorded (v2 always records it when resume closes a run).
+    if (!r.data.interrupted && (r.data.reason !== INTERRUPTED_RUN_REASON || r.v < 2)) return null;
     const plan = planInterruptedRun(state)!;
     const expected = {
       status: 'aborted',
