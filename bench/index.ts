@@ -1,3 +1,4 @@
+import { benchLogSize, benchLongLines } from './log.ts';
 import { benchLoop } from './loop.ts';
 import { benchReplay } from './replay.ts';
 import { benchStore } from './store.ts';
@@ -10,3 +11,5 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 10_000);
 await benchLoop(rounds);
 await benchStore();
 await benchReplay();
+await benchLogSize();
+await benchLongLines();
