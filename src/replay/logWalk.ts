@@ -88,7 +88,8 @@ export class LogWalk {
           open.before = next;
         }
       }
-      if (r.type === 'run.ended' && r.data.reason === INTERRUPTED_RUN_REASON) owed = planInterruptedRun(state);
+      if (r.type === 'run.ended' && r.data.reason === INTERRUPTED_RUN_REASON)
+        owed = planInterruptedRun(state);
       state = next;
       if (open && r.type === 'run.ended') {
         yield open;

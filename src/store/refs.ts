@@ -1,4 +1,4 @@
-import { isDeepStrictEqual } from 'node:util';
+import { sameJson } from '../lib/sameJson.ts';
 import { compactedMessages, summaryText } from '../model/compaction.ts';
 import type { ContentBlock, Message, ToolResultBlock } from '../model/messages.ts';
 import { LogReferenceError } from './errors.ts';
@@ -126,9 +126,10 @@ function resultSeqs(state: SessionState, content: readonly ContentBlock[]): numb
   for (const b of content) {
     if (b.type !== 'tool_result') return null;
     const r = state.unappendedResults.get(b.tool_use_id);
-    if (!r || Object.keys(b).length !== (b.is_error === undefined ? 3 : 4)) return null;
-    if (b.is_error === undefined ? r.isError : b.is_error !== true || !r.isError) return null;
-    if (b.content !== r.content && !isDeepStrictEqual(b.content, r.content)) return null;
+    if (!r || (b.is_error === undefined ? r.isError : b.is_error !== true || !r.isError)) return null;
+    if (b.content !== r.content && !sameJson(b.content, r.content)) return null;
+    // A block with fields of its own beyond these would not be rebuilt by the reference.
+    if (!sameJson(b, toolResultBlock(b.tool_use_id, r))) return null;
     seqs.push(r.seq);
   }
   return seqs;
@@ -167,11 +168,7 @@ export function startedData(
   call: RecordData<'tool.started'>,
 ): RecordData<'tool.started'> {
   const use = toolUseIn(state.lastResponse?.content, call.toolUseId);
-  if (
-    use &&
-    use.name === call.name &&
-    (use.input === call.input || isDeepStrictEqual(use.input, call.input))
-  ) {
+  if (use && use.name === call.name && sameJson(use.input, call.input)) {
     const { input: _same, ...rest } = call;
     return rest;
   }

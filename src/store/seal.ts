@@ -30,10 +30,24 @@ function sha256(data: string): string {
 /** The JSON a record's seal covers: the envelope in a fixed order and `data`, never `h`. */
 export function canonicalJson(r: LogRecord): string {
   // Numbers print the same through String() as through JSON.stringify (records hold finite ones
-  // only), and a record type is a plain identifier: only the strings and `data` need escaping.
-  const j = JSON.stringify;
-  return `{"v":${r.v},"seq":${r.seq},"at":${r.at},"session":${j(r.session)},"run":${j(r.run)},"type":"${r.type}","data":${j(r.data)}}`;
+  // only), a record type is a plain identifier, and a stream repeats its session and run ids:
+  // only `data` is serialised every time.
+  return `{"v":${r.v},"seq":${r.seq},"at":${r.at},"session":${ids.session(r.session)},"run":${ids.run(r.run)},"type":"${r.type}","data":${JSON.stringify(r.data)}}`;
 }
+
+/** JSON of the last session and run ids seen: a stream's records share them. */
+function lastJson<T extends string | null>(): (value: T) => string {
+  let last: T | undefined;
+  let json = '';
+  return (value) => {
+    if (value !== last) {
+      last = value;
+      json = JSON.stringify(value);
+    }
+    return json;
+  };
+}
+const ids = { session: lastJson<string>(), run: lastJson<string | null>() };
 
 export function sealOf(previous: string | undefined, canonical: string): string {
   return sha256((previous ?? '') + canonical).slice(0, SEAL_CHARS);
