@@ -19,7 +19,7 @@ import { nanoidIds, seededRandom, VirtualClock } from '../src/runtime/determinis
 import { Session } from '../src/runtime/session.ts';
 import { fold } from '../src/store/evolve.ts';
 import { openFileStore } from '../src/store/fileStore.ts';
-import type { LogRecord } from '../src/store/records.ts';
+import { CURRENT_SCHEMA_VERSION, type LogRecord } from '../src/store/records.ts';
 import { compactedHistoryOf, startedInput } from '../src/store/refs.ts';
 import { emptySessionState } from '../src/store/sessionState.ts';
 import type { Tool } from '../src/tools/types.ts';
@@ -167,7 +167,7 @@ export async function benchLongLines(sizesMb = [12, 25, 50, 100]): Promise<void>
     const dir = await mkdtemp(join(tmpdir(), 'reloop-bench-line-'));
     try {
       const store = await openFileStore(dir, { onWarning: () => undefined });
-      const base = { v: 2, at: 1, session: 'long', run: null } as const;
+      const base = { v: CURRENT_SCHEMA_VERSION, at: 1, session: 'long', run: null } as const;
       await store.append(
         'long',
         [
