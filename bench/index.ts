@@ -1,6 +1,8 @@
+import { benchImport } from './import.ts';
 import { benchLogSize, benchLongLines } from './log.ts';
 import { benchLoop } from './loop.ts';
 import { benchReplay } from './replay.ts';
+import { benchSandbox } from './sandbox.ts';
 import { benchStore } from './store.ts';
 
 /**
@@ -13,3 +15,5 @@ await benchStore();
 await benchReplay();
 await benchLogSize();
 await benchLongLines();
+await benchImport();
+await benchSandbox();

@@ -1,4 +1,5 @@
-/** reloop's public API: the chart, the runtime, the stores, replay, model clients and tools. */
+/** reloop's public API: the chart, the runtime, the stores, replay, model clients, tools and the importer. */
+export * from './import/index.ts';
 export * from './machines/index.ts';
 export * from './model/index.ts';
 export * from './replay/index.ts';

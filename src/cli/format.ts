@@ -15,7 +15,7 @@ export function timeOf(at: number): string {
 export function describeRecord(r: LogRecord): string {
   switch (r.type) {
     case 'session.created':
-      return `session created${r.data.title ? ` "${r.data.title}"` : ''}${r.data.forkedFrom ? ` (fork of ${r.data.forkedFrom.session}@${r.data.forkedFrom.seq})` : ''}`;
+      return `session created${r.data.title ? ` "${r.data.title}"` : ''}${r.data.forkedFrom ? ` (fork of ${r.data.forkedFrom.session}@${r.data.forkedFrom.seq})` : ''}${r.data.importedFrom ? ` (imported from ${r.data.importedFrom.format} ${r.data.importedFrom.file})` : ''}${r.data.parent ? ` (child of ${r.data.parent.session}, agent ${r.data.parent.agent})` : ''}`;
     case 'run.started':
       return `run started (model ${r.data.config.model}, maxTurns ${r.data.config.maxTurns}${r.data.resumedFrom ? `, resumes ${r.data.resumedFrom}` : ''})`;
     case 'user.message':
@@ -52,6 +52,8 @@ export function describeRecord(r: LogRecord): string {
       return `abort requested${r.data.reason ? `: ${r.data.reason}` : ''}`;
     case 'transition':
       return `${r.data.from} → ${r.data.to}  [${r.data.reason}]`;
+    case 'import.unmapped':
+      return `transcript line ${r.data.line} (${r.data.lineType}) not mapped: ${clip(r.data.why, 80)}`;
     case 'run.ended':
       return `run ended ${r.data.status} (${r.data.reason}), ${r.data.turns} turns, ${r.data.usage.inputTokens} in / ${r.data.usage.outputTokens} out, $${r.data.usage.costUsd.toFixed(4)}${r.data.error ? ` — ${clip(r.data.error)}` : ''}`;
     default: {

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerCoverage } from './commands/coverage.ts';
 import { registerFork } from './commands/fork.ts';
+import { registerImport } from './commands/import.ts';
 import { registerLog } from './commands/log.ts';
 import { registerPaths } from './commands/paths.ts';
 import { registerReplay } from './commands/replay.ts';
@@ -31,6 +32,7 @@ const commands: ((p: Command) => void)[] = [
   registerViz,
   registerCoverage,
   registerPaths,
+  registerImport,
 ];
 
 for (const register of commands) register(program);

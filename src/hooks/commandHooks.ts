@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { childEnv } from '../lib/secrets.ts';
 import { type GroupRunResult, runInProcessGroup } from '../tools/processGroup.ts';
 import type { PermissionRequest, PreToolUseDecision } from '../tools/types.ts';
 import type { StopHook, StopHookInput, StopHookResult } from './types.ts';
@@ -19,6 +20,8 @@ export interface CommandHookOptions {
   timeoutMs?: number;
   /** SIGTERM → SIGKILL grace when a hung hook is killed. */
   killGraceMs?: number;
+  /** Secret variables the hook may see after all (see src/lib/secrets.ts); none by default. */
+  passEnv?: readonly string[];
 }
 
 export interface PreToolUseCommandHookOptions extends CommandHookOptions {
@@ -65,7 +68,7 @@ function run(command: string, stdin: object, cwd: string, opts: CommandHookOptio
     timeoutMs: opts.timeoutMs ?? HOOK_DEFAULT_TIMEOUT_MS,
     signal,
     stdin: JSON.stringify(stdin),
-    env: { ...process.env, CLAUDE_PROJECT_DIR: cwd, RELOOP_PROJECT_DIR: cwd },
+    env: { ...childEnv(process.env, opts.passEnv), CLAUDE_PROJECT_DIR: cwd, RELOOP_PROJECT_DIR: cwd },
     maxOutputChars: MAX_HOOK_OUTPUT_CHARS,
     killGraceMs: opts.killGraceMs,
   });

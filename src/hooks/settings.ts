@@ -62,6 +62,8 @@ export interface HookSettingsOptions {
   sessionId?: string;
   onError?: (message: string) => void;
   killGraceMs?: number;
+  /** Secret variables the hooks may see after all (src/lib/secrets.ts). */
+  passEnv?: readonly string[];
 }
 
 function fieldPath(path: readonly PropertyKey[]): string {
@@ -117,7 +119,7 @@ export function hookSettingsFrom(json: unknown, file: string, opts: HookSettings
       }),
     );
 
-  const base = { cwd: opts.cwd, killGraceMs: opts.killGraceMs };
+  const base = { cwd: opts.cwd, killGraceMs: opts.killGraceMs, passEnv: opts.passEnv };
   const stopHooks = commands('Stop', hooks.Stop).map((c) =>
     createCommandStopHook(c.command, { ...base, timeoutMs: c.timeoutMs }),
   );

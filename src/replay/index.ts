@@ -1,3 +1,4 @@
+export { importedFromOf } from './conformance.ts';
 export * from './errors.ts';
 export * from './fork.ts';
 export * from './loadSession.ts';

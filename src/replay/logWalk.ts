@@ -32,7 +32,15 @@ const json = JSON.stringify;
 export class LogWalk {
   problem: Mismatch | null = null;
 
-  constructor(private readonly records: readonly LogRecord[]) {}
+  /**
+   * `history`: the log of an imported session as conformance.ts hands it over — its imported runs
+   * taken out (their records fold as history outside any run, their start and end records gone,
+   * so seqs skip), the rest re-driven as usual.
+   */
+  constructor(
+    private readonly records: readonly LogRecord[],
+    private readonly options: { history?: boolean } = {},
+  ) {}
 
   *runs(): Generator<RunSlice> {
     let state = emptySessionState();
@@ -44,7 +52,7 @@ export class LogWalk {
     const session = this.records[0]?.session;
     let seq = 0;
     for (const r of this.records) {
-      seq++;
+      seq = this.options.history ? Math.max(seq + 1, r.seq) : seq + 1;
       const problem =
         this.envelope(r, seq, session, open) ??
         (r.type === 'tool.finished' ? toolResultProblem(r) : null) ??
@@ -132,6 +140,7 @@ export class LogWalk {
         : { seq: r.seq, expected: null, actual: r.run, detail: `${r.type} with the wrong run` };
     }
     const expected = open?.start.run ?? null;
+    if (!open && this.options.history) return null;
     // Between runs only an abort can be logged (one requested while resume was closing a dead run).
     if (r.run !== expected && !(r.type === 'abort.requested' && r.run === null)) {
       return {
@@ -158,7 +167,8 @@ export class LogWalk {
       };
     }
     const resumed = r.data.resumedFrom;
-    if (resumed !== undefined && (!owed || state.runs.last()?.id !== resumed)) {
+    // An imported run's end is not in the history handed over: what it resumes cannot be told.
+    if (resumed !== undefined && !this.options.history && (!owed || state.runs.last()?.id !== resumed)) {
       return {
         seq: r.seq,
         expected: owed ? state.runs.last()?.id : null,

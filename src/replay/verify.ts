@@ -6,6 +6,7 @@ import type { Message } from '../model/messages.ts';
 import { type DriveOutcome, driveMachine, type TransitionFact } from '../runtime/driveMachine.ts';
 import type { LogRecord, RecordOf } from '../store/records.ts';
 import { firstBrokenSeal } from '../store/seal.ts';
+import { importedFromOf, verifyImported } from './conformance.ts';
 import { ReplayDivergenceError } from './errors.ts';
 import { LogWalk, type RunSlice } from './logWalk.ts';
 import { type FactSource, recordedEffects } from './recordedEffects.ts';
@@ -26,6 +27,9 @@ export interface VerifyReport {
   sealed: boolean;
   divergence: Divergence | null;
 }
+
+/** What the runs of a log say, before the seals are counted in. */
+export type ReplayReport = Omit<VerifyReport, 'sealed'>;
 
 export interface VerifyOptions {
   /** The chart to check the log against (default: the current one). */
@@ -48,12 +52,32 @@ export async function verifyReplay(
   options: VerifyOptions = {},
 ): Promise<VerifyReport> {
   const records = options.toSeq !== undefined ? all.filter((r) => r.seq <= options.toSeq!) : all;
+  const seal = firstBrokenSeal(records);
+  // An imported session was not run by the chart: its imported runs are checked for conformance
+  // instead (conformance.ts), and the runs reloop added are re-driven with those as history.
+  const report = importedFromOf(records)
+    ? await verifyImported(records, options, (rest, o) => verifyRuns(rest, o, { history: true }))
+    : await verifyRuns(records, options, { history: false });
+  const divergence =
+    seal && (report.divergence === null || seal.seq < report.divergence.seq) ? seal : report.divergence;
+  return {
+    ...report,
+    ok: divergence === null,
+    sealed: records.length > 0 && records.every((r) => r.h !== undefined),
+    divergence,
+  };
+}
+
+/** The walk and the re-drive of every run; `history`: records outside runs fold as history (imported runs). */
+async function verifyRuns(
+  records: readonly LogRecord[],
+  options: VerifyOptions,
+  { history }: { history: boolean },
+): Promise<ReplayReport> {
   const machine = options.machine ?? queryLoopMachine;
   const count = { transitions: 0 };
   const found: Divergence[] = [];
-  const seal = firstBrokenSeal(records);
-  if (seal) found.push(seal);
-  const walk = new LogWalk(records);
+  const walk = new LogWalk(records, { history });
   let runs = 0;
   try {
     for (const run of walk.runs()) {
@@ -72,7 +96,6 @@ export async function verifyReplay(
     records: records.length,
     transitions: count.transitions,
     runs,
-    sealed: records.length > 0 && records.every((r) => r.h !== undefined),
     divergence: first,
   };
 }

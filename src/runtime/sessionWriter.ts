@@ -1,3 +1,4 @@
+import { defaultRedactor, type Redactor } from '../lib/secrets.ts';
 import { evolve } from '../store/evolve.ts';
 import { CURRENT_SCHEMA_VERSION, type DraftRecord, type LogRecord } from '../store/records.ts';
 import type { SessionState } from '../store/sessionState.ts';
@@ -22,6 +23,8 @@ export class SessionWriter {
     readonly sessionId: string,
     private readonly store: EventStore,
     private current: SessionState,
+    /** Keeps the runtime's secrets out of every record (src/lib/secrets.ts). */
+    private readonly redactor: Redactor = defaultRedactor(),
   ) {
     this.seq = current.lastSeq;
     this.committedSeq = current.lastSeq;
@@ -47,7 +50,8 @@ export class SessionWriter {
       session: this.sessionId,
       run: draft.run,
       type: draft.type,
-      data: draft.data,
+      // The one place every record passes: tool output, hook reasons, prompts, model replies.
+      data: this.redactor.redact(draft.data),
     } as LogRecord;
     this.current = evolve(this.current, record);
     this.pending.push(record);

@@ -132,6 +132,7 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
     case 'hook.decided':
     case 'abort.requested':
     case 'actor.failed':
+    case 'import.unmapped':
       return s;
     case 'tool.started':
       s.toolsInFlight = withEntry(s.toolsInFlight, record.data.toolUseId, {

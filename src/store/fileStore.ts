@@ -1,5 +1,5 @@
 import { fstatSync, writeSync } from 'node:fs';
-import { type FileHandle, mkdir, readdir, stat } from 'node:fs/promises';
+import { type FileHandle, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Catalog, type StreamStamp } from './catalog.ts';
 import { updateCatalogRow } from './catalogRow.ts';
@@ -251,6 +251,21 @@ export class FileEventStore implements EventStore {
   /** Gives the session's lock back (other processes may then write it) and closes its file. */
   async closeWriter(session: string): Promise<void> {
     await this.exclusive(session, () => this.dropWriter(session));
+  }
+
+  /** Deletes the session under its writer lock, so no other process is writing it meanwhile. */
+  async remove(session: string): Promise<void> {
+    this.assertOpen();
+    assertSessionId(session);
+    await this.exclusive(session, async () => {
+      await this.writerFor(session);
+      try {
+        await rm(this.streamPath(session), { force: true });
+      } finally {
+        await this.dropWriter(session);
+        this.catalog.delete(session);
+      }
+    });
   }
 
   async close(): Promise<void> {

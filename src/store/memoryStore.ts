@@ -65,6 +65,11 @@ export class MemoryEventStore implements EventStore {
     return this.streams.has(session);
   }
 
+  async remove(session: string): Promise<void> {
+    this.streams.delete(session);
+    this.catalog.delete(session);
+  }
+
   async close(): Promise<void> {}
 }
 

@@ -10,6 +10,8 @@ import { ModelFailureSchema, ModelResponseSchema } from '../model/types.ts';
  *       records it is made of, `compaction.finished` to its response and the number of messages
  *       kept, `tool.started` omits an input equal to its tool_use block's; every record is sealed
  *       by `h`, a hash chained over the records before it (src/store/seal.ts).
+ *   2 — session.created may carry `parent` (a child's link) and `importedFrom` (a transcript
+ *       import); new record `import.unmapped` (a transcript line the importer could not map).
  */
 export const CURRENT_SCHEMA_VERSION = 2;
 export const SUPPORTED_SCHEMA_VERSIONS: readonly number[] = [1, 2];
@@ -61,11 +63,51 @@ const ModelPurposeSchema = z.enum(['turn', 'compaction']);
 /** A reference to an earlier record of the same stream, by its seq. */
 const Seq = z.number().int().positive();
 
+/**
+ * A child session's link to its parent. `run` and `toolUseId` are null when unknown (an
+ * imported sub-agent whose Task call the transcript does not name).
+ */
+export const ParentLinkSchema = z.object({
+  session: z.string(),
+  run: z.string().nullable(),
+  toolUseId: z.string().nullable(),
+  agent: z.string(),
+  /** An imported compaction summariser: the parent's `compaction.finished` it produced. */
+  compaction: z.object({ seq: z.number().int().positive() }).optional(),
+});
+export type ParentLink = z.infer<typeof ParentLinkSchema>;
+
+/** Where an imported session came from (docs/import.md). */
+export const ImportedFromSchema = z.object({
+  format: z.literal('claude-code'),
+  file: z.string(),
+  /** The transcript's own session id (a sub-agent's is its parent's). */
+  sessionId: z.string(),
+  /** Claude Code version that wrote the transcript, when its lines say. */
+  version: z.string().nullable(),
+  /** Sub-agent transcripts: the agent id of the file name (`agent-<agentId>.jsonl`). */
+  agentId: z.string().optional(),
+  /** Size of the file when imported: a later import can tell that the transcript grew. */
+  bytes: z.number().int().nonnegative(),
+  /** Records the import wrote, this one included: a log shorter than that was cut short. */
+  records: z.number().int().positive(),
+  /** What became of the file's lines: bookkeeping lines are counted by type, not mapped. */
+  lines: z.object({
+    total: z.number().int().nonnegative(),
+    bookkeeping: z.record(z.string(), z.number().int().nonnegative()),
+    unmapped: z.number().int().nonnegative(),
+    malformed: z.number().int().nonnegative(),
+  }),
+});
+export type ImportedFrom = z.infer<typeof ImportedFromSchema>;
+
 export const RecordDataSchemas = {
   'session.created': z.object({
     title: z.string().optional(),
     cwd: z.string().optional(),
     forkedFrom: z.object({ session: z.string(), seq: z.number().int().nonnegative() }).optional(),
+    parent: ParentLinkSchema.optional(),
+    importedFrom: ImportedFromSchema.optional(),
   }),
   'run.started': z.object({
     config: RunConfigSchema,
@@ -179,6 +221,14 @@ export const RecordDataSchemas = {
   /** An effect of the runtime failed unexpectedly (not a model error, not an abort): the fact replay needs for runtime_error. */
   'actor.failed': z.object({ actor: z.string(), message: z.string() }),
   transition: z.object({ from: z.string(), to: z.string(), trigger: z.string(), reason: z.string() }),
+  /** A transcript line the importer could not map (or could not parse): kept, never dropped silently. */
+  'import.unmapped': z.object({
+    line: z.number().int().positive(),
+    lineType: z.string(),
+    why: z.string(),
+    /** The line's text, clipped (docs/import.md). */
+    text: z.string(),
+  }),
   'run.ended': z.object({
     status: RunStatusSchema,
     reason: z.string(),
@@ -227,6 +277,7 @@ export const LogRecordSchema = z.discriminatedUnion('type', [
   recordSchema('abort.requested'),
   recordSchema('actor.failed'),
   recordSchema('transition'),
+  recordSchema('import.unmapped'),
   recordSchema('run.ended'),
 ]);
 

@@ -44,5 +44,10 @@ export interface EventStore {
    * without it gets one `append(session, records, { expectedSeq: 0 })`, atomic where appends are.
    */
   create?(session: string, records: AsyncIterable<LogRecord> | Iterable<LogRecord>): Promise<void>;
+  /**
+   * Deletes a whole session: its stream and its catalog row (never part of one). Optional: a
+   * store that cannot omits it. `reloop import --force` uses it to replace an import.
+   */
+  remove?(session: string): Promise<void>;
   close(): Promise<void>;
 }

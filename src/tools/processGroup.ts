@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { childEnv } from '../lib/secrets.ts';
 import { HeadTailBuffer } from './outputBuffer.ts';
 
 export interface GroupRunOptions {
@@ -8,6 +9,7 @@ export interface GroupRunOptions {
   signal?: AbortSignal;
   /** Written to the command's stdin, then closed. Without it stdin is /dev/null (no prompt can hang). */
   stdin?: string;
+  /** Default: this process's environment without its secrets (childEnv in src/lib/secrets.ts). */
   env?: NodeJS.ProcessEnv;
   /** Cap per output buffer (stdout and stderr, or the one combined buffer). */
   maxOutputChars: number;
@@ -111,7 +113,7 @@ export function runInProcessGroup(command: string, opts: GroupRunOptions): Promi
     try {
       child = spawn('bash', ['-c', command], {
         cwd: opts.cwd,
-        env: opts.env ?? process.env,
+        env: opts.env ?? childEnv(),
         detached: true,
         stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       });

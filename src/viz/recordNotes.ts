@@ -75,6 +75,8 @@ export function recordNote(r: LogRecord): string {
       return clip(`${r.data.actor} failed: ${r.data.message}`);
     case 'transition':
       return clip(`${r.data.from} → ${r.data.to}: ${r.data.reason}`);
+    case 'import.unmapped':
+      return clip(`transcript line ${r.data.line} (${r.data.lineType}) not mapped: ${r.data.why}`);
     case 'run.ended':
       return clip(
         `${r.data.status} (${r.data.reason}) after ${r.data.turns} turns${r.data.error ? `: ${r.data.error}` : ''}`,

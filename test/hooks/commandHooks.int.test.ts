@@ -33,6 +33,23 @@ describe('command Stop hook', () => {
     expect((await readFile(path.join(cwd, 'env.txt'), 'utf8')).trim()).toBe(cwd);
   });
 
+  it('does not see the runtime’s credentials unless passed on purpose', async () => {
+    const saved = process.env.ANTHROPIC_API_KEY;
+    process.env.ANTHROPIC_API_KEY = 'sk-ant-hook-test-0123456789';
+    try {
+      const echo = 'echo "[$ANTHROPIC_API_KEY]" >&2; exit 2';
+      expect(await stop(echo)).toEqual({ decision: 'block', reason: '[]' });
+      const passed = await createCommandStopHook(echo, { passEnv: ['ANTHROPIC_API_KEY'] }).run(
+        stopInput(),
+        signal(),
+      );
+      expect(passed).toEqual({ decision: 'block', reason: '[sk-ant-hook-test-0123456789]' });
+    } finally {
+      if (saved === undefined) delete process.env.ANTHROPIC_API_KEY;
+      else process.env.ANTHROPIC_API_KEY = saved;
+    }
+  });
+
   it('allows on exit 0 with empty stdout, even without reading stdin', async () => {
     expect(await stop('exit 0')).toEqual({ decision: 'allow' });
   });

@@ -3,7 +3,10 @@ import { sameJson } from '../../src/lib/sameJson.ts';
 
 describe('sameJson', () => {
   it.each([
-    [{ a: 1, b: [1, { c: 'x' }] }, { b: [1, { c: 'x' }], a: 1 }],
+    [
+      { a: 1, b: [1, { c: 'x' }] },
+      { b: [1, { c: 'x' }], a: 1 },
+    ],
     [{ a: 1, b: undefined }, { a: 1 }],
     [null, null],
     ['s', 's'],
@@ -16,7 +19,10 @@ describe('sameJson', () => {
   it.each([
     [{ a: 1 }, { a: 2 }],
     [{ a: 1 }, { a: 1, b: 2 }],
-    [[1, 2], [2, 1]],
+    [
+      [1, 2],
+      [2, 1],
+    ],
     [[1], { 0: 1 }],
     [null, {}],
     [1, '1'],

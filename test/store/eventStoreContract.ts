@@ -255,5 +255,21 @@ export function testEventStore(name: string, factory: () => Promise<EventStore>)
       expect(await store.lastSeq('many')).toBe(301);
       expect((await store.list())[0]).toMatchObject({ id: 'many', lastSeq: 301 });
     });
+
+    it('removes a whole session when it can (optional), leaving the others and a fresh start', async () => {
+      if (!store.remove) return;
+      const a = new StreamBuilder('a');
+      const b = new StreamBuilder('b');
+      await store.append('a', [a.created('gone'), a.user('x')], { expectedSeq: 0 });
+      await store.append('b', [b.created('kept')], { expectedSeq: 0 });
+      await store.remove('a');
+      expect(await store.exists('a')).toBe(false);
+      await expect(store.lastSeq('a')).rejects.toBeInstanceOf(SessionNotFoundError);
+      expect((await store.list()).map((r) => r.id)).toEqual(['b']);
+      const again = new StreamBuilder('a');
+      await store.append('a', [again.created('new')], { expectedSeq: 0 });
+      expect(await seqsOf('a')).toEqual([1]);
+      expect((await store.list()).find((r) => r.id === 'a')).toMatchObject({ title: 'new', lastSeq: 1 });
+    });
   });
 }

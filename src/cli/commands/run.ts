@@ -49,9 +49,11 @@ export interface RunOptions extends GlobalOptions {
   fallbackModel?: string;
   resume?: string;
   demo?: boolean;
+  passEnv: string[];
 }
 
 const collect = (v: string, prev: string[]) => [...prev, v];
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 export function registerRun(program: Command): void {
   withCommonOptions(
@@ -78,7 +80,13 @@ export function registerRun(program: Command): void {
       .option('--stop-hook <command>', 'command run when the model wants to stop (repeatable)', collect, [])
       .option('--settings <file>', 'Claude-Code-style settings JSON with hooks (PreToolUse, Stop)')
       .option('--fallback-model <name>', 'model to switch to after repeated overloads (529)')
-      .option('--resume <session>', 'continue a session (after a crash the interrupted run is closed first)'),
+      .option('--resume <session>', 'continue a session (after a crash the interrupted run is closed first)')
+      .option(
+        '--pass-env <name>',
+        'let Bash and hooks see this secret variable (withheld by default; see docs/security.md) (repeatable)',
+        collect,
+        [],
+      ),
   ).action(async (prompt: string | undefined, opts: RunOptions) => {
     if (opts.demo) {
       if (opts.resume || opts.script || opts.model) {
@@ -137,10 +145,11 @@ export async function runWith(
   const model = extra.model ?? (await modelFrom(opts, () => session?.abort()));
   const canUseTool = createPermissionPolicy({ mode, allow: opts.allow, deny: opts.deny, cwd });
   const outsideAllowed = opts.allow.some((r) => /\((\/|~\/|\.\.)/.test(r));
-  const stopHooks: StopHook[] = opts.stopHook.map((c) => createCommandStopHook(c, { cwd }));
+  const passEnv = opts.passEnv ?? [];
+  const stopHooks: StopHook[] = opts.stopHook.map((c) => createCommandStopHook(c, { cwd, passEnv }));
   let toolHooks: ToolHooks | undefined;
   if (opts.settings) {
-    const hooks = await loadHookSettings(path.resolve(opts.settings), { cwd });
+    const hooks = await loadHookSettings(path.resolve(opts.settings), { cwd, passEnv });
     stopHooks.push(...hooks.stopHooks);
     toolHooks = hooks.toolHooks;
     for (const w of hooks.warnings) process.stderr.write(`warning: ${w}\n`);
@@ -151,7 +160,7 @@ export async function runWith(
     store,
     model,
     cwd,
-    tools: builtinTools({ allowOutsideCwd: outsideAllowed }),
+    tools: builtinTools({ allowOutsideCwd: outsideAllowed, bash: { passEnv } }),
     canUseTool,
     askUser: !quiet && process.stdin.isTTY ? terminalAsk : undefined,
     toolHooks,
@@ -162,8 +171,10 @@ export async function runWith(
   };
   session = opts.resume ? await Session.open(opts.resume, common) : await Session.create(common);
   if (!quiet) out(`session ${session.id}${opts.resume ? ' (resumed)' : ''}`);
-  const onSigint = () => session?.abort('interrupted (SIGINT)');
-  process.on('SIGINT', onSigint);
+  // SIGTERM (kill, systemd, docker stop) and SIGHUP (closed terminal) end the run like Ctrl-C: the
+  // abort is logged and the Bash process group killed, instead of the process dying mid-tool.
+  const onSignal = (signal: NodeJS.Signals) => session?.abort(`interrupted (${signal})`);
+  for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
   let result: RunResult;
   try {
     result = await session.submit(prompt).catch((e: unknown) => {
@@ -172,7 +183,7 @@ export async function runWith(
       throw e;
     });
   } finally {
-    process.off('SIGINT', onSigint);
+    for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
     live.end();
   }
   const { sessionId, runId, status, reason, turns, usage } = result;
@@ -212,6 +223,10 @@ async function modelFrom(opts: RunOptions, requestAbort: () => void): Promise<Mo
 /** Validates the flags that need no I/O; throws UsageError / CommandFailed (exit 2). */
 export function checkRunFlags(opts: RunOptions): void {
   parseMode(opts.permissionMode);
+  for (const name of opts.passEnv ?? []) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      throw new UsageError(`--pass-env takes a variable name, got ${JSON.stringify(name)}`);
+  }
   if (opts.maxTurns !== undefined) positiveInt('--max-turns', opts.maxTurns);
   if (opts.maxBudgetUsd !== undefined) positiveNumber('--max-budget-usd', opts.maxBudgetUsd);
   if (!opts.script) assertModelAvailable();

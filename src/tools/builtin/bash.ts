@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { childEnv } from '../../lib/secrets.ts';
 import { runInProcessGroup } from '../processGroup.ts';
 import type { Tool } from '../types.ts';
 
@@ -32,6 +33,11 @@ export interface BashToolOptions {
   /** SIGTERM → SIGKILL grace when the process group is killed (tests shorten it). */
   killGraceMs?: number;
   maxOutputChars?: number;
+  /**
+   * Secret variables (src/lib/secrets.ts) the command may see after all; by default it gets the
+   * environment without them. Their values are still redacted from the log.
+   */
+  passEnv?: readonly string[];
 }
 
 export function bashTool(opts: BashToolOptions = {}): Tool<BashInput> {
@@ -52,6 +58,7 @@ export function bashTool(opts: BashToolOptions = {}): Tool<BashInput> {
         maxOutputChars: opts.maxOutputChars ?? BASH_MAX_OUTPUT_CHARS,
         combineOutput: true,
         killGraceMs: opts.killGraceMs,
+        env: childEnv(process.env, opts.passEnv),
       });
       if (r.spawnError) {
         // Node reports a missing cwd as "spawn bash ENOENT": name the directory so it can be told apart.

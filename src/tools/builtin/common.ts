@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Stats } from 'node:fs';
-import { type ResolvedPath, resolveInCwd } from '../paths.ts';
+import path from 'node:path';
+import { type FsRoot, NotRegularFileError, OutsideRootError, rootFor, UNCONFINED } from '../confinedFs.ts';
 import type { FileReadFact, ToolContext, ToolOutput } from '../types.ts';
 
 /**
@@ -37,22 +38,74 @@ export function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-/** Resolves a tool path argument; an `error` output when it leaves cwd (and that is not allowed). */
-export async function resolveToolPath(
+/** A path argument of a tool, resolved lexically; what it really is gets checked when it is opened. */
+export interface ToolPath {
+  absolute: string;
+  /** Relative to cwd with `/` separators when lexically inside it, else absolute: what messages show. */
+  display: string;
+  root: FsRoot;
+}
+
+export async function toolPath(ctx: ToolContext, given: string, opts: BuiltinToolOptions): Promise<ToolPath> {
+  const absolute = path.resolve(ctx.cwd, given);
+  const rel = path.relative(path.resolve(ctx.cwd), absolute);
+  const display =
+    rel === ''
+      ? '.'
+      : rel.startsWith('..') || path.isAbsolute(rel)
+        ? absolute
+        : rel.split(path.sep).join('/');
+  return { absolute, display, root: opts.allowOutsideCwd ? UNCONFINED : await rootFor(ctx.cwd) };
+}
+
+export function outsideMessage(ctx: ToolContext, given: string, real: string): string {
+  return (
+    `Path ${JSON.stringify(given)} resolves outside the working directory (${real}); ` +
+    `only paths inside ${ctx.cwd} are allowed.`
+  );
+}
+
+/**
+ * The is_error result for a failed open: outside the root, not a regular file, missing, or any
+ * system error (ENAMETOOLONG, ELOOP, EACCES…). Never thrown on: one bad path is one bad call.
+ */
+export function openFailure(
   ctx: ToolContext,
   given: string,
-  opts: BuiltinToolOptions,
-): Promise<{ path: ResolvedPath } | { error: ToolOutput }> {
-  const resolved = await resolveInCwd(ctx.cwd, given);
-  if (!resolved.inside && !opts.allowOutsideCwd) {
-    return {
-      error: toolError(
-        `Path ${JSON.stringify(given)} resolves outside the working directory (${resolved.real}); ` +
-          `only paths inside ${ctx.cwd} are allowed.`,
-      ),
-    };
+  p: ToolPath,
+  e: unknown,
+  verb: 'read' | 'write' | 'search',
+): ToolOutput {
+  if (e instanceof OutsideRootError) return toolError(outsideMessage(ctx, given, e.real));
+  if (e instanceof NotRegularFileError) {
+    if (e.kind === 'directory') {
+      return toolError(
+        verb === 'write'
+          ? `${p.display} is a directory; give a file path.`
+          : `${p.display} is a directory, not a file. Use Glob to list its files.`,
+      );
+    }
+    return toolError(`${p.display} is a ${e.kind}, not a regular file; ${verb} works on regular files only.`);
   }
-  return { path: resolved };
+  const code = errnoCode(e);
+  if (code === 'ENOENT') return toolError(`File does not exist: ${clipPath(p.display)}`);
+  // Node's messages repeat the whole path; a 5 000-character one would swamp the result.
+  const why = code && ERRNO_TEXT[code] ? `${ERRNO_TEXT[code]} (${code})` : messageOf(e);
+  return toolError(`Cannot ${verb} ${clipPath(p.display)}: ${why}`);
+}
+
+const ERRNO_TEXT: Record<string, string> = {
+  ENAMETOOLONG: 'the path is too long',
+  ELOOP: 'too many levels of symbolic links',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  ENOTDIR: 'a part of the path is not a directory',
+  EISDIR: 'it is a directory',
+  ENXIO: 'no such device or address (a socket?)',
+};
+
+function clipPath(p: string): string {
+  return p.length > 200 ? `${p.slice(0, 200)}…` : p;
 }
 
 /** True when the first 8 KiB contain a NUL byte: the usual "this is not text" heuristic (git, grep). */

@@ -1,18 +1,17 @@
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { z } from 'zod';
-import type { Tool, ToolOutput } from '../types.ts';
+import { openFileForUpdate, type UpdatableFile } from '../confinedFs.ts';
+import type { Tool, ToolContext, ToolOutput } from '../types.ts';
 import {
   type BuiltinToolOptions,
-  errnoCode,
   fileFact,
   looksBinary,
   messageOf,
   numberLine,
-  resolveToolPath,
+  openFailure,
   splitLines,
   staleReason,
   toolError,
+  toolPath,
 } from './common.ts';
 
 export const EditInput = z.object({
@@ -32,6 +31,9 @@ const description = `Replaces exact text in a file.
 - old_string must match the file exactly, including whitespace and indentation, and without Read's line-number prefix (everything after the tab).
 - old_string must occur exactly once unless replace_all is true: include enough surrounding lines to make it unique.
 - With an empty old_string and a file that does not exist yet, creates the file with new_string as its content.`;
+
+/** Edit loads the whole file (to hash it and replace exactly); past this it is refused. */
+const EDIT_MAX_BYTES = 64 * 1024 * 1024;
 
 /** Non-overlapping occurrences, the same ones split/join replaces. */
 function countOccurrences(haystack: string, needle: string): number {
@@ -58,71 +60,76 @@ export function editTool(opts: BuiltinToolOptions = {}): Tool<EditInput> {
     isReadOnly: false,
     isConcurrencySafe: () => false,
     async call(input, ctx): Promise<ToolOutput> {
-      const r = await resolveToolPath(ctx, input.file_path, opts);
-      if ('error' in r) return r.error;
-      const { absolute, relative } = r.path;
+      const p = await toolPath(ctx, input.file_path, opts);
+      const relative = p.display;
       const { old_string: oldStr, new_string: newStr } = input;
       if (oldStr === newStr) return toolError('old_string and new_string are identical: nothing to change.');
 
-      let data: Buffer;
+      let file: UpdatableFile;
       try {
-        data = await readFile(absolute);
+        // Only an empty old_string may create the file (and its directories).
+        file = await openFileForUpdate(p.root, p.absolute, { create: oldStr === '', mkdirs: true });
       } catch (e) {
-        const code = errnoCode(e);
-        if (code === 'ENOENT' && oldStr === '') return create(absolute, relative, newStr);
-        if (code === 'ENOENT') return toolError(`File does not exist: ${relative}`);
-        if (code === 'EISDIR') return toolError(`${relative} is a directory, not a file.`);
-        return toolError(`Cannot read ${relative}: ${messageOf(e)}`);
+        return openFailure(ctx, input.file_path, p, e, 'write');
       }
-      const stale = staleReason(ctx, absolute, relative, data);
-      if (stale) return toolError(stale);
-      if (oldStr === '') {
-        return toolError(`${relative} already exists; old_string may only be empty to create a new file.`);
-      }
-
-      const text = data.toString('utf8');
-      // Decoding and re-encoding would silently corrupt a binary or non-UTF-8 file.
-      if (looksBinary(data) || !Buffer.from(text, 'utf8').equals(data)) {
-        return toolError(`${relative} is not a UTF-8 text file; Edit would corrupt it.`);
-      }
-      const count = countOccurrences(text, oldStr);
-      if (count === 0) {
-        return toolError(
-          `old_string was not found in ${relative}. It must match exactly, including whitespace and ` +
-            `indentation; Read the file again to copy the current text.`,
-        );
-      }
-      if (count > 1 && !input.replace_all) {
-        return toolError(
-          `old_string was found ${count} times in ${relative}. Add surrounding lines to make it unique, ` +
-            `or set replace_all to true to replace every occurrence.`,
-        );
-      }
-      // split/join, not String.replace: `$&` and friends in new_string must stay literal.
-      const updated = text.split(oldStr).join(newStr);
       try {
-        await writeFile(absolute, updated, 'utf8');
+        return await edit(ctx, file, p.absolute, relative, input);
       } catch (e) {
         return toolError(`Cannot write ${relative}: ${messageOf(e)}`);
+      } finally {
+        file.close();
       }
-      const fact = fileFact(absolute, updated, await stat(absolute));
-      const at = text.indexOf(oldStr);
-      return {
-        content:
-          `Edited ${relative}: replaced ${count} occurrence${count === 1 ? '' : 's'}.\n` +
-          snippet(updated, at, newStr.length),
-        filesRead: [fact],
-      };
     },
   };
 }
 
-async function create(absolute: string, relative: string, content: string): Promise<ToolOutput> {
-  try {
-    await mkdir(path.dirname(absolute), { recursive: true });
-    await writeFile(absolute, content, { encoding: 'utf8', flag: 'wx' });
-  } catch (e) {
-    return toolError(`Cannot create ${relative}: ${messageOf(e)}`);
+async function edit(
+  ctx: ToolContext,
+  file: UpdatableFile,
+  absolute: string,
+  relative: string,
+  input: EditInput,
+): Promise<ToolOutput> {
+  const { old_string: oldStr, new_string: newStr } = input;
+  if (file.created) {
+    return {
+      content: `Created ${relative}.`,
+      filesRead: [fileFact(absolute, newStr, await file.replace(newStr))],
+    };
   }
-  return { content: `Created ${relative}.`, filesRead: [fileFact(absolute, content, await stat(absolute))] };
+  const data = await file.read(EDIT_MAX_BYTES);
+  const stale = staleReason(ctx, absolute, relative, data);
+  if (stale) return toolError(stale);
+  if (oldStr === '') {
+    return toolError(`${relative} already exists; old_string may only be empty to create a new file.`);
+  }
+
+  const text = data.toString('utf8');
+  // Decoding and re-encoding would silently corrupt a binary or non-UTF-8 file.
+  if (looksBinary(data) || !Buffer.from(text, 'utf8').equals(data)) {
+    return toolError(`${relative} is not a UTF-8 text file; Edit would corrupt it.`);
+  }
+  const count = countOccurrences(text, oldStr);
+  if (count === 0) {
+    return toolError(
+      `old_string was not found in ${relative}. It must match exactly, including whitespace and ` +
+        `indentation; Read the file again to copy the current text.`,
+    );
+  }
+  if (count > 1 && !input.replace_all) {
+    return toolError(
+      `old_string was found ${count} times in ${relative}. Add surrounding lines to make it unique, ` +
+        `or set replace_all to true to replace every occurrence.`,
+    );
+  }
+  // split/join, not String.replace: `$&` and friends in new_string must stay literal.
+  const updated = text.split(oldStr).join(newStr);
+  const fact = fileFact(absolute, updated, await file.replace(updated));
+  const at = text.indexOf(oldStr);
+  return {
+    content:
+      `Edited ${relative}: replaced ${count} occurrence${count === 1 ? '' : 's'}.\n` +
+      snippet(updated, at, newStr.length),
+    filesRead: [fact],
+  };
 }

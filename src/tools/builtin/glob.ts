@@ -1,9 +1,11 @@
-import { stat } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { glob } from 'tinyglobby';
 import { z } from 'zod';
-import type { Tool } from '../types.ts';
-import { type BuiltinToolOptions, messageOf, resolveToolPath, toolError } from './common.ts';
+import { confinedDirReader, type FsRoot, OutsideRootError, statConfined } from '../confinedFs.ts';
+import { checkGlobPattern } from '../globPatterns.ts';
+import type { Tool, ToolContext } from '../types.ts';
+import { type BuiltinToolOptions, errnoCode, messageOf, openFailure, toolError, toolPath } from './common.ts';
 
 export const GLOB_MAX_RESULTS = 100;
 
@@ -24,9 +26,38 @@ export function defaultIgnores(pattern: string): string[] {
   return pattern.includes('node_modules') ? ['**/.git/**'] : ['**/.git/**', '**/node_modules/**'];
 }
 
-/** Patterns that climb out of the search directory or are absolute would bypass the path check. */
-export function escapingPattern(pattern: string): boolean {
-  return path.isAbsolute(pattern) || pattern.split(/[\\/]/).includes('..');
+/** A refusal for a pattern that could leave the search directory, or undefined when it cannot. */
+export function patternRefusal(field: string, pattern: string): string | undefined {
+  const v = checkGlobPattern(pattern);
+  return v.ok ? undefined : `The ${field} ${JSON.stringify(pattern.slice(0, 200))} is refused: ${v.why}.`;
+}
+
+/**
+ * Files under `base` matching `pattern`, relative to `base`. Every directory is listed through a
+ * descriptor verified to be inside `root`, so whatever the glob library makes of the pattern, and
+ * whatever happens to the tree meanwhile, nothing outside is listed.
+ */
+export async function confinedGlob(
+  root: FsRoot,
+  base: string,
+  pattern: string,
+  signal: AbortSignal,
+): Promise<{ files: string[]; refusedDirs: number }> {
+  const reader = confinedDirReader(root);
+  const files = await glob(pattern, {
+    cwd: base,
+    dot: true,
+    onlyFiles: true,
+    followSymbolicLinks: false,
+    ignore: defaultIgnores(pattern),
+    signal,
+    fs: reader.fs,
+  });
+  return { files, refusedDirs: reader.refused.length };
+}
+
+export function displayOf(ctx: ToolContext, abs: string): string {
+  return path.relative(ctx.cwd, abs).split(path.sep).join('/') || path.basename(abs);
 }
 
 export function globTool(opts: BuiltinToolOptions = {}): Tool<GlobInput> {
@@ -37,49 +68,44 @@ export function globTool(opts: BuiltinToolOptions = {}): Tool<GlobInput> {
     isReadOnly: true,
     isConcurrencySafe: () => true,
     async call(input, ctx) {
-      if (escapingPattern(input.pattern)) {
-        return toolError(
-          'The pattern must be relative and must not contain "..": set path to search elsewhere.',
-        );
-      }
-      const r = await resolveToolPath(ctx, input.path ?? '.', opts);
-      if ('error' in r) return r.error;
-      const base = r.path.absolute;
+      const refusal = patternRefusal('pattern', input.pattern);
+      if (refusal) return toolError(refusal);
+      const p = await toolPath(ctx, input.path ?? '.', opts);
       let found: string[];
+      let refusedDirs: number;
       try {
-        const st = await stat(base);
-        if (!st.isDirectory()) return toolError(`${r.path.relative} is not a directory.`);
-        found = await glob(input.pattern, {
-          cwd: base,
-          dot: true,
-          onlyFiles: true,
-          followSymbolicLinks: false,
-          ignore: defaultIgnores(input.pattern),
-          signal: ctx.signal,
-        });
+        const { stats } = await statConfined(p.root, p.absolute);
+        if (!stats.isDirectory()) return toolError(`${p.display} is not a directory.`);
+        ({ files: found, refusedDirs } = await confinedGlob(p.root, p.absolute, input.pattern, ctx.signal));
       } catch (e) {
         if (ctx.signal.aborted) return toolError('Glob aborted.');
-        return toolError(`Glob failed in ${r.path.relative}: ${messageOf(e)}`);
+        if (e instanceof OutsideRootError || errnoCode(e))
+          return openFailure(ctx, input.path ?? '.', p, e, 'search');
+        return toolError(`Glob failed in ${p.display}: ${messageOf(e)}`);
       }
       const withTimes = await Promise.all(
         found.map(async (rel) => {
-          const abs = path.join(base, rel);
-          const mtime = await stat(abs).then(
+          const abs = path.join(p.absolute, rel);
+          // lstat: a name listed inside the root is never followed out for its time.
+          const mtime = await lstat(abs).then(
             (s) => s.mtimeMs,
             () => 0,
           );
-          return { path: path.relative(ctx.cwd, abs).split(path.sep).join('/'), mtime };
+          return { path: displayOf(ctx, abs), mtime };
         }),
       );
       withTimes.sort((a, b) => b.mtime - a.mtime || a.path.localeCompare(b.path));
-      if (withTimes.length === 0) return { content: `No files match ${input.pattern}.` };
+      const note = refusedDirs
+        ? `\n[${refusedDirs} director${refusedDirs === 1 ? 'y' : 'ies'} outside the working directory not listed]`
+        : '';
+      if (withTimes.length === 0) return { content: `No files match ${input.pattern}.${note}` };
       const shown = withTimes.slice(0, GLOB_MAX_RESULTS).map((f) => f.path);
       if (withTimes.length > GLOB_MAX_RESULTS) {
         shown.push(
           `[… ${withTimes.length - GLOB_MAX_RESULTS} more files not shown; use a narrower pattern or path …]`,
         );
       }
-      return { content: shown.join('\n') };
+      return { content: shown.join('\n') + note };
     },
   };
 }

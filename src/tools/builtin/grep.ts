@@ -1,24 +1,31 @@
-import type { Stats } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { glob } from 'tinyglobby';
 import { z } from 'zod';
-import type { Tool } from '../types.ts';
+import { type FsRoot, readFileConfined, statConfined } from '../confinedFs.ts';
+import {
+  type FileToMatch,
+  MAX_LINE_CHARS,
+  matchInWorker,
+  RegexAbortedError,
+  RegexTimeoutError,
+} from '../regexWorker.ts';
+import type { Tool, ToolContext } from '../types.ts';
 import {
   type BuiltinToolOptions,
   errnoCode,
   looksBinary,
   messageOf,
-  resolveToolPath,
-  splitLines,
+  openFailure,
   toolError,
+  toolPath,
 } from './common.ts';
-import { defaultIgnores, escapingPattern } from './glob.ts';
+import { confinedGlob, displayOf, patternRefusal } from './glob.ts';
 
 export const GREP_DEFAULT_HEAD_LIMIT = 250;
 const MAX_FILE_BYTES = 5 * 1024 * 1024;
 const MAX_FILES_SCANNED = 20_000;
-const MAX_MATCH_LINE_CHARS = 500;
+/** One batch of files must finish matching within this; see regexWorker.ts. */
+export const GREP_MATCH_TIMEOUT_MS = 5_000;
+const READ_BATCH = 32;
 
 export const GrepInput = z.object({
   pattern: z
@@ -44,47 +51,15 @@ const description = `Searches file contents with a regular expression (JavaScrip
 
 - output_mode "files_with_matches" (default) lists matching files, most recently modified first; "content" shows matching lines as path:line:text; "count" shows matches per file.
 - Filter files with glob ("*.ts", "src/**/*.tsx"); a glob without "/" matches file names at any depth. Set "-i" for case-insensitive matching.
+- Matching lines longer than ${MAX_LINE_CHARS} characters are cut. A pattern that takes more than ${GREP_MATCH_TIMEOUT_MS / 1000} s on a batch of files is given up on (avoid nested quantifiers).
 - Skips binary files, files over ${MAX_FILE_BYTES / 1024 / 1024} MiB, .git and node_modules. Results are capped (head_limit, default ${GREP_DEFAULT_HEAD_LIMIT}).
 - Use this instead of running grep or rg through Bash.`;
 
 interface FileHits {
   path: string;
   mtime: number;
+  count: number;
   lines: { n: number; text: string }[];
-}
-
-async function candidateFiles(
-  base: string,
-  baseStat: Stats,
-  filter: string | undefined,
-  signal: AbortSignal,
-) {
-  if (!baseStat.isDirectory()) return [''];
-  const pattern = filter === undefined ? '**/*' : filter.includes('/') ? filter : `**/${filter}`;
-  return glob(pattern, {
-    cwd: base,
-    dot: true,
-    onlyFiles: true,
-    followSymbolicLinks: false,
-    ignore: defaultIgnores(filter ?? ''),
-    signal,
-  });
-}
-
-async function searchFile(abs: string, display: string, re: RegExp): Promise<FileHits | undefined> {
-  const st = await stat(abs).catch(() => undefined);
-  if (!st?.isFile() || st.size > MAX_FILE_BYTES) return undefined;
-  const data = await readFile(abs).catch(() => undefined);
-  if (!data || looksBinary(data)) return undefined;
-  const lines: FileHits['lines'] = [];
-  splitLines(data.toString('utf8')).forEach((text, i) => {
-    if (re.test(text)) lines.push({ n: i + 1, text });
-  });
-  return lines.length ? { path: display, mtime: st.mtimeMs, lines } : undefined;
-}
-
-function clip(text: string): string {
-  return text.length > MAX_MATCH_LINE_CHARS ? `${text.slice(0, MAX_MATCH_LINE_CHARS)}…` : text;
 }
 
 function capped(lines: string[], limit: number, what: string): string {
@@ -92,7 +67,13 @@ function capped(lines: string[], limit: number, what: string): string {
   return `${lines.slice(0, limit).join('\n')}\n[… ${lines.length - limit} more ${what} not shown; narrow the search or raise head_limit …]`;
 }
 
-export function grepTool(opts: BuiltinToolOptions = {}): Tool<GrepInput> {
+export interface GrepToolOptions extends BuiltinToolOptions {
+  /** How long one batch of files may take to match before the pattern is given up on. */
+  matchTimeoutMs?: number;
+}
+
+export function grepTool(opts: GrepToolOptions = {}): Tool<GrepInput> {
+  const matchTimeoutMs = opts.matchTimeoutMs ?? GREP_MATCH_TIMEOUT_MS;
   return {
     name: 'Grep',
     description,
@@ -100,42 +81,63 @@ export function grepTool(opts: BuiltinToolOptions = {}): Tool<GrepInput> {
     isReadOnly: true,
     isConcurrencySafe: () => true,
     async call(input, ctx) {
-      let re: RegExp;
+      const flags = input['-i'] ? 'i' : '';
       try {
-        // No `g` flag: test() on a global regex keeps lastIndex between lines and skips matches.
-        re = new RegExp(input.pattern, input['-i'] ? 'i' : '');
+        // Compiled here only to report a syntax error at once; matching happens in a worker.
+        new RegExp(input.pattern, flags);
       } catch (e) {
         return toolError(`Invalid regular expression ${JSON.stringify(input.pattern)}: ${messageOf(e)}`);
       }
-      if (input.glob !== undefined && escapingPattern(input.glob)) {
-        return toolError('The glob must be relative and must not contain "..".');
+      if (input.glob !== undefined) {
+        const refusal = patternRefusal('glob', input.glob);
+        if (refusal) return toolError(refusal);
       }
-      const r = await resolveToolPath(ctx, input.path ?? '.', opts);
-      if ('error' in r) return r.error;
-      const base = r.path.absolute;
+      const given = input.path ?? '.';
+      const p = await toolPath(ctx, given, opts);
       let files: string[];
+      let base: string;
+      let refusedDirs = 0;
       try {
-        files = await candidateFiles(base, await stat(base), input.glob, ctx.signal);
+        const { stats } = await statConfined(p.root, p.absolute);
+        if (stats.isDirectory()) {
+          base = p.absolute;
+          const filter = input.glob;
+          const pattern = filter === undefined ? '**/*' : filter.includes('/') ? filter : `**/${filter}`;
+          ({ files, refusedDirs } = await confinedGlob(p.root, base, pattern, ctx.signal));
+        } else {
+          base = path.dirname(p.absolute);
+          files = [path.basename(p.absolute)];
+        }
       } catch (e) {
         if (ctx.signal.aborted) return toolError('Grep aborted.');
-        if (errnoCode(e) === 'ENOENT') return toolError(`Path does not exist: ${r.path.relative}`);
-        return toolError(`Cannot search ${r.path.relative}: ${messageOf(e)}`);
+        if (errnoCode(e) === 'ENOENT') return toolError(`Path does not exist: ${p.display}`);
+        return openFailure(ctx, given, p, e, 'search');
       }
       const skipped = Math.max(0, files.length - MAX_FILES_SCANNED);
       files = files.slice(0, MAX_FILES_SCANNED);
 
-      const hits: FileHits[] = [];
-      // Small batches: parallel enough to hide I/O latency, few enough open files.
-      for (let i = 0; i < files.length; i += 32) {
-        if (ctx.signal.aborted) return toolError('Grep aborted.');
-        const batch = files.slice(i, i + 32).map((rel) => {
-          const abs = path.join(base, rel);
-          const display = path.relative(ctx.cwd, abs).split(path.sep).join('/') || path.basename(abs);
-          return searchFile(abs, display, re);
-        });
-        for (const h of await Promise.all(batch)) if (h) hits.push(h);
+      let hits: FileHits[];
+      try {
+        hits = await searchFiles(ctx, p.root, base, files, input.pattern, flags, matchTimeoutMs);
+      } catch (e) {
+        if (e instanceof RegexAbortedError || ctx.signal.aborted) return toolError('Grep aborted.');
+        if (e instanceof RegexTimeoutError) {
+          return toolError(
+            `Grep gave up: the pattern ${JSON.stringify(input.pattern)} took more than ${e.timeoutMs / 1000} s ` +
+              'on one batch of files (catastrophic backtracking?). Simplify it: avoid nested quantifiers like (a+)+ ' +
+              'and overlapping alternatives like (a|a)*.',
+          );
+        }
+        return toolError(`Grep failed: ${messageOf(e)}`);
       }
-      const note = skipped ? `\n[… stopped after ${MAX_FILES_SCANNED} files; ${skipped} not searched …]` : '';
+      const notes: string[] = [];
+      if (skipped) notes.push(`[… stopped after ${MAX_FILES_SCANNED} files; ${skipped} not searched …]`);
+      if (refusedDirs) {
+        notes.push(
+          `[${refusedDirs} director${refusedDirs === 1 ? 'y' : 'ies'} outside the working directory not searched]`,
+        );
+      }
+      const note = notes.length ? `\n${notes.join('\n')}` : '';
       if (hits.length === 0) return { content: `No matches for ${JSON.stringify(input.pattern)}.${note}` };
 
       const limit = input.head_limit ?? GREP_DEFAULT_HEAD_LIMIT;
@@ -151,9 +153,9 @@ export function grepTool(opts: BuiltinToolOptions = {}): Tool<GrepInput> {
       }
       hits.sort((a, b) => a.path.localeCompare(b.path));
       if (mode === 'count') {
-        const total = hits.reduce((s, h) => s + h.lines.length, 0);
+        const total = hits.reduce((s, h) => s + h.count, 0);
         const list = capped(
-          hits.map((h) => `${h.path}:${h.lines.length}`),
+          hits.map((h) => `${h.path}:${h.count}`),
           limit,
           'files',
         );
@@ -161,9 +163,54 @@ export function grepTool(opts: BuiltinToolOptions = {}): Tool<GrepInput> {
       }
       const numbered = input['-n'] ?? true;
       const lines = hits.flatMap((h) =>
-        h.lines.map((l) => (numbered ? `${h.path}:${l.n}:${clip(l.text)}` : `${h.path}:${clip(l.text)}`)),
+        h.lines.map((l) => (numbered ? `${h.path}:${l.n}:${l.text}` : `${h.path}:${l.text}`)),
       );
       return { content: capped(lines, limit, 'lines') + note };
     },
   };
+}
+
+/**
+ * Reads the candidates through the confined opener (a file swapped for a link out, a FIFO or a
+ * device is skipped, never opened for reading) and matches them in the regex worker, in batches
+ * small enough to hide I/O latency and to bound one batch's matching time.
+ */
+async function searchFiles(
+  ctx: ToolContext,
+  root: FsRoot,
+  base: string,
+  files: readonly string[],
+  source: string,
+  flags: string,
+  timeoutMs: number,
+): Promise<FileHits[]> {
+  const hits: FileHits[] = [];
+  for (let i = 0; i < files.length; i += READ_BATCH) {
+    if (ctx.signal.aborted) throw new RegexAbortedError();
+    const batch = files.slice(i, i + READ_BATCH);
+    const read = await Promise.all(
+      batch.map((rel) =>
+        readFileConfined(root, path.join(base, rel), MAX_FILE_BYTES).then(
+          (r) => (looksBinary(r.data) ? undefined : r),
+          () => undefined,
+        ),
+      ),
+    );
+    const toMatch: FileToMatch[] = [];
+    read.forEach((r, k) => {
+      if (r) toMatch.push({ index: k, data: r.data });
+    });
+    if (toMatch.length === 0) continue;
+    const found = await matchInWorker(source, flags, toMatch, timeoutMs, ctx.signal);
+    for (const m of found) {
+      const rel = batch[m.index] as string;
+      hits.push({
+        path: displayOf(ctx, path.join(base, rel)),
+        mtime: read[m.index]?.stats.mtimeMs ?? 0,
+        count: m.count,
+        lines: m.lines,
+      });
+    }
+  }
+  return hits;
 }

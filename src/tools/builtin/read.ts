@@ -1,17 +1,15 @@
-import type { Stats } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
 import { z } from 'zod';
+import { FileTooLargeError, type ReadResult, readFileConfined } from '../confinedFs.ts';
 import type { Tool } from '../types.ts';
 import {
   type BuiltinToolOptions,
-  errnoCode,
   fileFact,
   looksBinary,
-  messageOf,
   numberLine,
-  resolveToolPath,
+  openFailure,
   splitLines,
   toolError,
+  toolPath,
 } from './common.ts';
 
 /** Above this size a whole-file read is refused: it would flood the context window. */
@@ -52,30 +50,26 @@ export function readTool(opts: BuiltinToolOptions = {}): Tool<ReadInput> {
     isReadOnly: true,
     isConcurrencySafe: () => true,
     async call(input, ctx) {
-      const r = await resolveToolPath(ctx, input.file_path, opts);
-      if ('error' in r) return r.error;
-      const { absolute, relative } = r.path;
-      let st: Stats;
-      try {
-        st = await stat(absolute);
-      } catch (e) {
-        if (errnoCode(e) === 'ENOENT') return toolError(`File does not exist: ${relative}`);
-        return toolError(`Cannot read ${relative}: ${messageOf(e)}`);
-      }
-      if (st.isDirectory()) {
-        return toolError(`${relative} is a directory, not a file. Use Glob to list its files.`);
-      }
+      const p = await toolPath(ctx, input.file_path, opts);
+      const relative = p.display;
       const ranged = input.offset !== undefined || input.limit !== undefined;
-      if (st.size > READ_MAX_BYTES || (!ranged && st.size > READ_MAX_BYTES_WITHOUT_RANGE)) {
-        return toolError(
-          `File ${relative} is too large to read whole (${st.size} bytes; the cap is ` +
-            `${ranged ? READ_MAX_BYTES : READ_MAX_BYTES_WITHOUT_RANGE} bytes). ` +
-            (ranged
-              ? 'Use Bash with head, tail or sed -n to look at parts of it.'
-              : 'Read a part of it with offset and limit, or search it with Grep.'),
-        );
+      const cap = ranged ? READ_MAX_BYTES : READ_MAX_BYTES_WITHOUT_RANGE;
+      let read: ReadResult;
+      try {
+        read = await readFileConfined(p.root, p.absolute, cap);
+      } catch (e) {
+        if (e instanceof FileTooLargeError) {
+          return toolError(
+            `File ${relative} is too large to read whole (${e.size} bytes; the cap is ${cap} bytes). ` +
+              (ranged
+                ? 'Use Bash with head, tail or sed -n to look at parts of it.'
+                : 'Read a part of it with offset and limit, or search it with Grep.'),
+          );
+        }
+        return openFailure(ctx, input.file_path, p, e, 'read');
       }
-      const data = await readFile(absolute);
+      const { data, stats: st } = read;
+      const absolute = p.absolute;
       if (looksBinary(data)) {
         return toolError(
           `File ${relative} looks binary (it contains NUL bytes); Read only shows text files.`,

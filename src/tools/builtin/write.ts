@@ -1,17 +1,19 @@
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { z } from 'zod';
-import type { Tool } from '../types.ts';
+import { openFileForUpdate, type UpdatableFile } from '../confinedFs.ts';
+import type { FileReadFact, Tool } from '../types.ts';
 import {
   type BuiltinToolOptions,
-  errnoCode,
   fileFact,
   messageOf,
-  resolveToolPath,
+  openFailure,
   splitLines,
   staleReason,
   toolError,
+  toolPath,
 } from './common.ts';
+
+/** An existing file is read whole to check it is unchanged since Read; past this it is refused. */
+const WRITE_MAX_EXISTING_BYTES = 64 * 1024 * 1024;
 
 export const WriteInput = z.object({
   file_path: z
@@ -36,31 +38,28 @@ export function writeTool(opts: BuiltinToolOptions = {}): Tool<WriteInput> {
     isReadOnly: false,
     isConcurrencySafe: () => false,
     async call(input, ctx) {
-      const r = await resolveToolPath(ctx, input.file_path, opts);
-      if ('error' in r) return r.error;
-      const { absolute, relative } = r.path;
-
-      let existed = false;
+      const p = await toolPath(ctx, input.file_path, opts);
+      const relative = p.display;
+      let file: UpdatableFile;
       try {
-        const st = await stat(absolute);
-        if (st.isDirectory()) return toolError(`${relative} is a directory; give a file path.`);
-        existed = true;
+        file = await openFileForUpdate(p.root, p.absolute, { create: true, mkdirs: true });
       } catch (e) {
-        if (errnoCode(e) !== 'ENOENT') return toolError(`Cannot write ${relative}: ${messageOf(e)}`);
+        return openFailure(ctx, input.file_path, p, e, 'write');
       }
-      if (existed) {
-        const stale = staleReason(ctx, absolute, relative, await readFile(absolute));
-        if (stale) return toolError(stale);
-      }
-
+      const existed = !file.created;
+      let fact: FileReadFact;
       try {
-        await mkdir(path.dirname(absolute), { recursive: true });
-        await writeFile(absolute, input.content, 'utf8');
+        if (existed) {
+          const stale = staleReason(ctx, p.absolute, relative, await file.read(WRITE_MAX_EXISTING_BYTES));
+          if (stale) return toolError(stale);
+        }
+        // The fact is what we wrote, so a following Edit works without another Read.
+        fact = fileFact(p.absolute, input.content, await file.replace(input.content));
       } catch (e) {
         return toolError(`Cannot write ${relative}: ${messageOf(e)}`);
+      } finally {
+        file.close();
       }
-      // The fact is what we wrote, so a following Edit works without another Read.
-      const fact = fileFact(absolute, input.content, await stat(absolute));
       const lines = splitLines(input.content).length;
       return {
         content: `${existed ? 'Overwrote' : 'Created'} ${relative} (${lines} line${lines === 1 ? '' : 's'}).`,

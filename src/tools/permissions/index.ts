@@ -1,4 +1,4 @@
-export { splitCommand } from './bashCommand.ts';
+export { analyseBash, type BashAnalysis, type CommandView } from './bashCommand.ts';
 export { FILE_EDIT_TOOLS, modeDecision, type PermissionMode, PermissionModeSchema } from './modes.ts';
 export { createPermissionPolicy, type PermissionPolicyOptions } from './policy.ts';
 export {
@@ -9,3 +9,4 @@ export {
   parseRule,
   parseRules,
 } from './rules.ts';
+export { type ParsedShell, parseShell, type SimpleCommand, type Word } from './shellParse.ts';

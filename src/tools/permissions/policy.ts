@@ -1,5 +1,7 @@
+import { checkGlobPattern } from '../globPatterns.ts';
 import { type ResolvedPath, resolveInCwd } from '../paths.ts';
 import type { CanUseTool, PermissionResult } from '../types.ts';
+import { analyseBash, type BashAnalysis } from './bashCommand.ts';
 import { modeDecision, type PermissionMode } from './modes.ts';
 import { allowMatch, denyMatches, parseRules, type RuleSubject } from './rules.ts';
 
@@ -24,14 +26,32 @@ function pathOf(tool: string, input: unknown): string | undefined {
   return tool === 'Glob' || tool === 'Grep' ? '.' : undefined;
 }
 
+/** Glob patterns in the input (Glob's `pattern`, Grep's `glob`): they choose paths as much as `path` does. */
+function patternsOf(tool: string, input: unknown): { field: string; pattern: string }[] {
+  const out: { field: string; pattern: string }[] = [];
+  const pattern = tool === 'Glob' ? field(input, 'pattern') : undefined;
+  if (pattern !== undefined) out.push({ field: 'pattern', pattern });
+  const glob = field(input, 'glob');
+  if (glob !== undefined) out.push({ field: 'glob', pattern: glob });
+  return out;
+}
+
+function short(s: string): string {
+  return s.length > 200 ? `${s.slice(0, 200)}…` : s;
+}
+
 /**
- * Decides allow / deny / ask for one call. Order: deny rules, then allow rules, then "outside cwd
- * is denied", then the mode. Rules win over the mode in both directions, and only an explicit
- * allow rule opens a path outside cwd: even bypassPermissions stays inside the working directory.
+ * Decides allow / deny / ask for one call. Order: deny rules; patterns that could climb out of
+ * cwd; a Bash command that could hide a command from the deny rules is asked; allow rules (never
+ * for a tool that changes things in plan mode); "outside cwd is denied"; the mode.
+ * Only an explicit allow rule opens a path outside cwd: even bypassPermissions stays inside the
+ * working directory. A path that cannot even be resolved (ENAMETOOLONG, EACCES…) is denied for
+ * that call alone.
  */
 export function createPermissionPolicy(opts: PermissionPolicyOptions): CanUseTool {
   const allow = parseRules(opts.allow ?? []);
   const deny = parseRules(opts.deny ?? []);
+  const bashDenyRules = deny.some((r) => r.tool === 'Bash' && r.kind !== 'tool');
   return async (req): Promise<PermissionResult> => {
     const tool = req.tool.name;
     const subject: RuleSubject = { tool };
@@ -40,7 +60,18 @@ export function createPermissionPolicy(opts: PermissionPolicyOptions): CanUseToo
       subject.command = field(req.input, 'command');
     } else {
       const given = pathOf(tool, req.input);
-      if (given !== undefined) resolved = subject.path = await resolveInCwd(opts.cwd, given);
+      if (given !== undefined) {
+        try {
+          resolved = subject.path = await resolveInCwd(opts.cwd, given);
+        } catch (e) {
+          const code = (e as { code?: unknown })?.code;
+          return {
+            behavior: 'deny',
+            message: `Cannot check the path ${JSON.stringify(short(given))}: ${code ? String(code) : (e as Error)?.message}.`,
+            by: 'path:unresolvable',
+          };
+        }
+      }
     }
 
     const denied = deny.find((r) => denyMatches(r, subject, opts.cwd));
@@ -51,7 +82,29 @@ export function createPermissionPolicy(opts: PermissionPolicyOptions): CanUseToo
         by: `rule:${denied.raw}`,
       };
     }
-    const allowed = allowMatch(allow, subject);
+    for (const { field: name, pattern } of patternsOf(tool, req.input)) {
+      const verdict = checkGlobPattern(pattern);
+      if (!verdict.ok) {
+        return {
+          behavior: 'deny',
+          message: `The ${name} ${JSON.stringify(short(pattern))} could reach outside the working directory: ${verdict.why}.`,
+          by: 'path:pattern-escapes',
+        };
+      }
+    }
+    // Plan mode is read-only whatever the rules say: no allow rule (or ask) for a tool that changes things.
+    const planBlocks = opts.mode === 'plan' && !req.tool.isReadOnly;
+    if (!planBlocks && tool === 'Bash' && bashDenyRules && subject.command !== undefined) {
+      const blind = analysed(subject).denyBlind;
+      if (blind) {
+        return {
+          behavior: 'ask',
+          message: `Allow Bash: ${short(subject.command)}? The deny rules cannot see every command it runs (${blind}).`,
+          by: 'rule:deny-unverifiable',
+        };
+      }
+    }
+    const allowed = planBlocks ? undefined : allowMatch(allow, subject);
     if (allowed) return { behavior: 'allow', by: allowed.map((r) => `rule:${r.raw}`).join(',') };
     if (resolved && !resolved.inside) {
       return {
@@ -63,7 +116,12 @@ export function createPermissionPolicy(opts: PermissionPolicyOptions): CanUseToo
     const decided = modeDecision(opts.mode, req.tool);
     if (decided.behavior !== 'ask') return decided;
     // The person asked needs to see what would run or change, not only which tool.
-    const what = subject.command ?? resolved?.relative;
+    const what = subject.command === undefined ? resolved?.relative : short(subject.command);
     return { ...decided, message: what === undefined ? decided.message : `Allow ${tool}: ${what}?` };
   };
+}
+
+function analysed(s: RuleSubject): BashAnalysis {
+  s.bash ??= analyseBash(s.command ?? '');
+  return s.bash;
 }

@@ -2,7 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import type { ResolvedPath } from '../paths.ts';
-import { normaliseCommand, splitCommand } from './bashCommand.ts';
+import { analyseBash, type BashAnalysis, ruleWords, viewMatches } from './bashCommand.ts';
 
 export class PermissionRuleError extends Error {
   readonly code = 'INVALID_PERMISSION_RULE';
@@ -17,13 +17,13 @@ export class PermissionRuleError extends Error {
 
 /**
  * One rule: a whole tool (`Glob`), a Bash command (`Bash(git status)` exact, `Bash(npm test:*)`
- * prefix on word boundaries), or a path glob for any other tool (`Edit(src/**)`), matched with
- * picomatch against the path relative to cwd, or against the real path when the glob is absolute
- * (`Read(/etc/hosts)`, `Read(~/notes/**)`).
+ * prefix on word boundaries; its words are parsed like a command, so quoting is as in bash), or a
+ * path glob for any other tool (`Edit(src/**)`), matched with picomatch against the path relative
+ * to cwd, or against the real path when the glob is absolute (`Read(/etc/hosts)`, `Read(~/notes/**)`).
  */
 export type PermissionRule =
   | { raw: string; tool: string; kind: 'tool' }
-  | { raw: string; tool: string; kind: 'exact' | 'prefix'; command: string }
+  | { raw: string; tool: string; kind: 'exact' | 'prefix'; command: string; words: string[] }
   | { raw: string; tool: string; kind: 'path'; absolute: boolean; matches: (p: string) => boolean };
 
 const RULE = /^([A-Za-z][\w.-]*)(?:\((.*)\))?$/s;
@@ -37,10 +37,12 @@ export function parseRule(raw: string): PermissionRule {
   if (spec === '')
     throw new PermissionRuleError(raw, 'empty specifier: write the bare tool name for the whole tool');
   if (tool === 'Bash') {
-    if (!spec.endsWith(':*')) return { raw, tool, kind: 'exact', command: normaliseCommand(spec) };
-    const prefix = normaliseCommand(spec.slice(0, -2));
-    if (!prefix) throw new PermissionRuleError(raw, 'empty command prefix before ":*"');
-    return { raw, tool, kind: 'prefix', command: prefix };
+    const prefix = spec.endsWith(':*');
+    const text = prefix ? spec.slice(0, -2).trim() : spec;
+    if (!text) throw new PermissionRuleError(raw, 'empty command prefix before ":*"');
+    const words = ruleWords(text);
+    if (typeof words === 'string') throw new PermissionRuleError(raw, words);
+    return { raw, tool, kind: prefix ? 'prefix' : 'exact', command: words.join(' '), words };
   }
   const expanded = spec.startsWith('~/') ? path.join(os.homedir(), spec.slice(2)) : spec;
   const absolute = path.isAbsolute(expanded);
@@ -58,12 +60,14 @@ export interface RuleSubject {
   tool: string;
   command?: string;
   path?: ResolvedPath;
+  /** The command's analysis, made once per call (bashSubject). */
+  bash?: BashAnalysis;
 }
 
-function commandMatches(rule: PermissionRule, segment: string): boolean {
-  if (rule.kind === 'exact') return segment === rule.command;
-  if (rule.kind === 'prefix') return segment === rule.command || segment.startsWith(`${rule.command} `);
-  return false;
+function bashOf(s: RuleSubject): BashAnalysis | undefined {
+  if (s.command === undefined) return undefined;
+  s.bash ??= analyseBash(s.command);
+  return s.bash;
 }
 
 function lexicalRelative(p: ResolvedPath, cwd: string): string {
@@ -71,8 +75,9 @@ function lexicalRelative(p: ResolvedPath, cwd: string): string {
 }
 
 /**
- * A deny rule matches generously: the whole command or any part of it; the path as written or as
- * it really resolves. Better to refuse a call the user meant to allow than the reverse.
+ * A deny rule matches generously: any command the string runs, in any spelling bash accepts (see
+ * bashCommand.ts); the path as written or as it really resolves. Better to refuse a call the user
+ * meant to allow than the reverse.
  */
 export function denyMatches(rule: PermissionRule, s: RuleSubject, cwd: string): boolean {
   if (rule.tool !== s.tool) return false;
@@ -82,17 +87,16 @@ export function denyMatches(rule: PermissionRule, s: RuleSubject, cwd: string): 
     if (rule.absolute) return rule.matches(s.path.real) || rule.matches(s.path.absolute);
     return rule.matches(s.path.relative) || rule.matches(lexicalRelative(s.path, cwd));
   }
-  if (s.command === undefined) return false;
-  const whole = normaliseCommand(s.command);
-  return (
-    commandMatches(rule, whole) || splitCommand(s.command).segments.some((seg) => commandMatches(rule, seg))
-  );
+  const bash = bashOf(s);
+  if (!bash) return false;
+  return bash.denyViews.some((v) => viewMatches(v, rule.words, rule.kind === 'prefix', true));
 }
 
 /**
  * The allow rules that together allow the call, or undefined. An allow rule matches strictly:
  * paths only as they really resolve (so `src/**` cannot reach through a symlink out of cwd), and
- * every part of a compound command must be allowed, none of it opaque.
+ * every command a Bash string runs must be allowed by its literal words, with nothing the parser
+ * could not account for (see bashCommand.ts).
  */
 export function allowMatch(rules: readonly PermissionRule[], s: RuleSubject): PermissionRule[] | undefined {
   const mine = rules.filter((r) => r.tool === s.tool);
@@ -103,12 +107,14 @@ export function allowMatch(rules: readonly PermissionRule[], s: RuleSubject): Pe
     const hit = mine.find((r) => r.kind === 'path' && r.matches(r.absolute ? p.real : p.relative));
     return hit ? [hit] : undefined;
   }
-  if (s.command === undefined) return undefined;
-  const split = splitCommand(s.command);
-  if (split.opaque || split.segments.length === 0) return undefined;
+  const bash = bashOf(s);
+  if (!bash || bash.unaccounted || bash.allowViews.length === 0) return undefined;
   const used: PermissionRule[] = [];
-  for (const seg of split.segments) {
-    const hit = mine.find((r) => commandMatches(r, seg));
+  for (const view of bash.allowViews) {
+    const hit = mine.find(
+      (r) =>
+        (r.kind === 'exact' || r.kind === 'prefix') && viewMatches(view, r.words, r.kind === 'prefix', false),
+    );
     if (!hit) return undefined;
     if (!used.includes(hit)) used.push(hit);
   }

@@ -120,13 +120,19 @@ describe('rule precedence', () => {
     });
   });
 
-  it('rules win over the mode in both directions', async () => {
+  it('deny rules win over the mode; allow rules too, except in plan mode', async () => {
     expect(
       await decide({ mode: 'plan', allow: ['Bash(git status)'] }, 'Bash', { command: 'git status' }),
-    ).toEqual({
-      behavior: 'allow',
-      by: 'rule:Bash(git status)',
-    });
+    ).toMatchObject({ behavior: 'deny', by: 'mode:plan' });
+    expect(
+      await decide({ mode: 'plan', allow: ['Write(src/**)', 'Bash'] }, 'Write', {
+        file_path: 'src/a.ts',
+        content: '',
+      }),
+    ).toMatchObject({ behavior: 'deny', by: 'mode:plan' });
+    expect(
+      await decide({ mode: 'default', allow: ['Bash(git status)'] }, 'Bash', { command: 'git status' }),
+    ).toEqual({ behavior: 'allow', by: 'rule:Bash(git status)' });
     expect(
       await decide({ mode: 'bypassPermissions', deny: ['Read(.env)'] }, 'Read', { file_path: '.env' }),
     ).toMatchObject({ behavior: 'deny', by: 'rule:Read(.env)' });

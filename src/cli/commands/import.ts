@@ -1,0 +1,101 @@
+import type { Command } from 'commander';
+import type { ImportedSession, ImportReport } from '../../import/importer.ts';
+import {
+  EXIT,
+  err,
+  type GlobalOptions,
+  openStore,
+  out,
+  printJson,
+  UsageError,
+  withCommonOptions,
+} from '../io.ts';
+
+interface ImportCliOptions extends GlobalOptions {
+  force?: boolean;
+}
+
+/** The `--json` shape (docs/cli.md): these fields and nothing else. */
+interface JsonSession {
+  sessionId: string;
+  source: string;
+  records: number;
+  transitions: number;
+  unmapped: number;
+  children: JsonSession[];
+}
+
+function toJson(s: ImportedSession): JsonSession {
+  const { sessionId, source, records, transitions, unmapped } = s;
+  return { sessionId, source, records, transitions, unmapped, children: s.children.map(toJson) };
+}
+
+function* flatten(sessions: readonly ImportedSession[]): Generator<ImportedSession> {
+  for (const s of sessions) {
+    yield s;
+    yield* flatten(s.children);
+  }
+}
+
+export function registerImport(program: Command): void {
+  withCommonOptions(
+    program
+      .command('import')
+      .description(
+        'import Claude Code transcripts (a .jsonl file, a project folder or ~/.claude/projects) as sessions',
+      )
+      .argument('<paths...>', 'transcript files or folders')
+      .option('--force', 'import again what was imported before (replaces the earlier import)'),
+  ).action(async (paths: string[], opts: ImportCliOptions) => {
+    const { importTranscripts, ImportPathError } = await import('../../import/index.ts');
+    const store = await openStore(opts);
+    let report: ImportReport;
+    try {
+      report = await importTranscripts(store, paths, { force: opts.force === true });
+    } catch (e) {
+      if (e instanceof ImportPathError) throw new UsageError(e.message);
+      throw e;
+    } finally {
+      await store.close();
+    }
+    const all = [...flatten(report.sessions)];
+    // Malformed lines are named one by one (file and line); other unmapped lines by count.
+    for (const s of all) {
+      for (const m of s.malformed)
+        err(`warning: ${s.source} line ${m.line}: ${m.why}; kept as import.unmapped`);
+    }
+    for (const f of report.failures) err(`error: ${f.source}: ${f.message}`);
+    const unmapped = all.reduce((n, s) => n + s.unmapped, 0);
+    if (opts.json) printJson({ sessions: report.sessions.map(toJson) });
+    else printHuman(report, all, unmapped);
+    if (unmapped > 0 || report.failures.length > 0) process.exitCode = EXIT.failed;
+  });
+}
+
+function printHuman(report: ImportReport, all: ImportedSession[], unmapped: number): void {
+  for (const s of all) {
+    const child = s.parent ? '  child ' : '';
+    if (s.status === 'already imported') {
+      out(`${child}kept      ${s.sessionId} ← ${s.source}: imported before (--force imports it again)`);
+      if (s.grown)
+        out(`${child}          the transcript changed since (${s.grown.before} → ${s.grown.now} bytes)`);
+      continue;
+    }
+    const link = s.parent
+      ? `; agent ${s.parent.agent}${s.parent.toolUseId ? `, Task ${s.parent.toolUseId}` : ''}${s.parent.compaction ? `, compaction at seq ${s.parent.compaction.seq}` : ''}`
+      : '';
+    out(
+      `${child}imported  ${s.sessionId} ← ${s.source} (${s.records} records, ${s.transitions} transitions${s.unmapped ? `, ${s.unmapped} lines not mapped` : ''}${link})`,
+    );
+    const kinds = Object.entries(s.unmappedTypes)
+      .map(([type, n]) => `${type} ×${n}`)
+      .join(', ');
+    if (kinds) out(`          not mapped: ${kinds} (reloop log ${s.sessionId} --type import.unmapped)`);
+  }
+  for (const f of report.ignored) out(`ignored   ${f} (inside a session folder, not a transcript)`);
+  const imported = all.filter((s) => s.status === 'imported').length;
+  const kept = all.length - imported;
+  out(
+    `${all.length} transcripts: ${imported} imported, ${kept} kept${report.failures.length ? `, ${report.failures.length} failed` : ''}; ${unmapped} lines not mapped`,
+  );
+}
