@@ -4,6 +4,7 @@ import { benchLoop } from './loop.ts';
 import { benchReplay } from './replay.ts';
 import { benchSandbox } from './sandbox.ts';
 import { benchStore } from './store.ts';
+import { benchViewer } from './viewer.ts';
 
 /**
  * `npm run bench`: every benchmark, printed as tables (docs/BENCHMARKS.md records the numbers
@@ -15,5 +16,6 @@ await benchStore();
 await benchReplay();
 await benchLogSize();
 await benchLongLines();
+await benchViewer();
 await benchImport();
 await benchSandbox();

@@ -1,14 +1,15 @@
 /**
  * Regenerates docs/viewer.png: runs the offline demo (a real multi-turn session on a real file
  * store: tool rounds, max-tokens recovery, a 529 retry, a compaction, a stop-hook block), renders
- * its viewer page and screenshots it in headless Chromium. Run by hand when the viewer changes;
- * the test suite never rewrites the PNG.
+ * its viewer page and screenshots it in headless Chromium at 1400×900 (the screen the layout is
+ * made for). Run by hand when the viewer changes; the test suite never rewrites the PNG.
  *
- *   node --import tsx scripts/viewerScreenshot.ts [--out docs/viewer.png] [--reason stop_hook_continuation]
+ *   node --import tsx scripts/viewerScreenshot.ts [--out docs/viewer.png] [--reason stop_hook_continuation] [--tab record]
  *
- * `--reason` selects the step shown: the record after the last transition with that reason
- * (default: the stop-hook block, where the chart is half-way and the hook's feedback is the new
- * message); a reason the session never took (e.g. `--reason end`) shows the last record.
+ * `--reason` selects the record shown: the last transition with that reason (default: the
+ * stop-hook block, where the chart is half-way; its record tab links the hook decision that
+ * caused it); a reason the session never took (e.g. `--reason end`) shows the last record.
+ * `--tab` opens a panel: record, messages or timing.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -30,6 +31,7 @@ const arg = (name: string, fallback: string) => {
 };
 const outFile = path.resolve(ROOT, arg('--out', 'docs/viewer.png'));
 const reason = arg('--reason', 'stop_hook_continuation');
+const tab = arg('--tab', 'record');
 
 if (!existsSync(CHROMIUM)) {
   process.stderr.write(`viewerScreenshot: ${CHROMIUM} not found (apt-get install chromium)\n`);
@@ -52,23 +54,21 @@ try {
   } finally {
     await fileStore.close();
   }
-  const page = path.join(work, 'session.html');
-  await writeFile(page, renderViewerHtml(records));
+  const pagePath = path.join(work, 'session.html');
+  await writeFile(pagePath, renderViewerHtml(records));
 
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
   });
   try {
-    const tab = await browser.newPage({ viewport: { width: 1600, height: 900 }, deviceScaleFactor: 1 });
-    await tab.goto(`file://${page}`);
-    const took = records.some((r) => r.type === 'transition' && r.data.reason === reason);
-    if (took) {
-      await tab.locator('#timeline-body tr', { hasText: reason }).last().click();
-      // One record on: what the edge appended (e.g. the stop hook's feedback) shows as new.
-      await tab.keyboard.press('ArrowRight');
-    }
-    await tab.screenshot({ path: outFile, fullPage: true });
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, deviceScaleFactor: 1 });
+    await page.goto(`file://${pagePath}`);
+    await page.waitForSelector('html[data-ready]');
+    const at = records.findLastIndex((r) => r.type === 'transition' && r.data.reason === reason);
+    if (at >= 0) await page.fill('#slider', String(at));
+    await page.click(`#tabs button[data-tab=${tab}]`);
+    await page.screenshot({ path: outFile });
   } finally {
     await browser.close();
   }

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { type FileEventStore, openFileStore } from '../store/fileStore.ts';
+import { type FileEventStore, openFileStore, type StoreWarning } from '../store/fileStore.ts';
 
 /** Exit codes of every command: 0 success, 1 a failed check or run, 2 bad usage. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
@@ -35,12 +35,19 @@ export function storeDir(opts: GlobalOptions): string {
   return path.resolve(opts.store ?? process.env.RELOOP_STORE ?? '.reloop');
 }
 
-export async function openStore(opts: GlobalOptions): Promise<FileEventStore> {
+export async function openStore(
+  opts: GlobalOptions,
+  /** Warnings not worth a line here (`serve` reads logs while they are written: torn tails are normal). */
+  quiet: readonly StoreWarning['code'][] = [],
+): Promise<FileEventStore> {
   const dir = storeDir(opts);
   try {
     return await openFileStore(dir, {
       // A person reads this: the warning's own sentence (it names the file and line), not its JSON.
-      onWarning: (w) => process.stderr.write(`warning: ${typeof w === 'string' ? w : w.message}\n`),
+      onWarning: (w) => {
+        if (!quiet.includes(w.code))
+          process.stderr.write(`warning: ${typeof w === 'string' ? w : w.message}\n`);
+      },
     });
   } catch (e) {
     const code = (e as { code?: string }).code;

@@ -6,6 +6,7 @@ import { registerLog } from './commands/log.ts';
 import { registerPaths } from './commands/paths.ts';
 import { registerReplay } from './commands/replay.ts';
 import { registerRun } from './commands/run.ts';
+import { registerServe } from './commands/serve.ts';
 import { registerSessions } from './commands/sessions.ts';
 import { registerViz } from './commands/viz.ts';
 import { CommandFailed, EXIT, err, UsageError } from './io.ts';
@@ -32,6 +33,7 @@ const commands: ((p: Command) => void)[] = [
   registerViz,
   registerCoverage,
   registerPaths,
+  registerServe,
   registerImport,
 ];
 

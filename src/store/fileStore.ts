@@ -5,6 +5,7 @@ import { Catalog, type StreamStamp } from './catalog.ts';
 import { updateCatalogRow } from './catalogRow.ts';
 import { catalogSorted } from './catalogSort.ts';
 import { ConcurrencyError, InvalidRecordError, SessionNotFoundError } from './errors.ts';
+import { followStreamFile } from './fileFollow.ts';
 import { readRecords, type StoreWarning, type WarningHandler } from './fileStream.ts';
 import type { LogRecord } from './records.ts';
 import { sealRecords } from './seal.ts';
@@ -97,6 +98,8 @@ export class FileEventStore implements EventStore {
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly sessionsDir: string;
   private closed = false;
+  /** Aborts every follower when the store closes. */
+  private readonly closing = new AbortController();
 
   constructor(
     readonly dir: string,
@@ -200,6 +203,14 @@ export class FileEventStore implements EventStore {
     for await (const batch of records) yield* batch.records;
   }
 
+  /** See EventStore.follow: the stream file is watched (fs.watch on its directory), never polled. */
+  follow(session: string, options: { afterSeq: number; signal: AbortSignal }): AsyncIterable<LogRecord> {
+    this.assertOpen();
+    assertSessionId(session);
+    const signal = AbortSignal.any([options.signal, this.closing.signal]);
+    return followStreamFile(this.streamPath(session), session, options.afterSeq, signal);
+  }
+
   async list(): Promise<SessionInfo[]> {
     this.assertOpen();
     const names = await readdir(this.sessionsDir);
@@ -271,6 +282,7 @@ export class FileEventStore implements EventStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.closing.abort();
     await Promise.all([...this.queues.values()]);
     await Promise.all([...this.writers.keys()].map((s) => this.dropWriter(s)));
     await this.catalog.flush();

@@ -5,6 +5,7 @@ import type { LogRecord } from './records.ts';
 import { sealRecords } from './seal.ts';
 import type { AppendOptions, EventStore, ReadRange, SessionInfo } from './types.ts';
 import { checkContiguous, validateRecord } from './validate.ts';
+import { Wakeup } from './wakeup.ts';
 
 /**
  * One stream. Records are sealed when first read, not when appended: the seal is a pure function
@@ -21,6 +22,8 @@ interface Stream {
 export class MemoryEventStore implements EventStore {
   private readonly streams = new Map<string, Stream>();
   private readonly catalog = new Map<string, SessionInfo>();
+  private readonly followers = new Map<string, Set<Wakeup>>();
+  private readonly closing = new AbortController();
   /** Validation on write can be turned off only by benchmarks measuring the machine alone. */
   constructor(private readonly options: { validate?: boolean } = {}) {}
 
@@ -39,6 +42,34 @@ export class MemoryEventStore implements EventStore {
     for (const r of valid) stream.records.push(r);
     this.streams.set(session, stream);
     this.catalog.set(session, updateCatalogRow(this.catalog.get(session), valid));
+    for (const w of this.followers.get(session) ?? []) w.poke();
+  }
+
+  async *follow(
+    session: string,
+    { afterSeq, signal }: { afterSeq: number; signal: AbortSignal },
+  ): AsyncIterable<LogRecord> {
+    const stop = AbortSignal.any([signal, this.closing.signal]);
+    const wake = new Wakeup();
+    const set = this.followers.get(session) ?? new Set<Wakeup>();
+    set.add(wake);
+    this.followers.set(session, set);
+    try {
+      let next = afterSeq + 1;
+      while (!stop.aborted) {
+        const stream = this.streams.get(session);
+        if (stream && next <= stream.records.length) {
+          if (next > stream.sealed) seal(stream, next);
+          yield stream.records[next - 1]!;
+          next++;
+        } else {
+          await wake.wait(stop);
+        }
+      }
+    } finally {
+      set.delete(wake);
+      if (set.size === 0) this.followers.delete(session);
+    }
   }
 
   async *read(session: string, range: ReadRange = {}): AsyncIterable<LogRecord> {
@@ -70,7 +101,9 @@ export class MemoryEventStore implements EventStore {
     this.catalog.delete(session);
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    this.closing.abort();
+  }
 }
 
 function seal(stream: Stream, upTo: number): void {

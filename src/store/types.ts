@@ -50,4 +50,12 @@ export interface EventStore {
    */
   remove?(session: string): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Every record of `session` with seq > `afterSeq`, in order, as it lands — first those already
+   * there, then each new one as soon as it is committed — until the signal aborts or the store
+   * closes; then the iteration just ends (no error). The session need not exist yet. A record
+   * that fails validation ends it with the store's typed error. Optional: a store that cannot
+   * watch leaves it out, and callers fall back to reading.
+   */
+  follow?(session: string, options: { afterSeq: number; signal: AbortSignal }): AsyncIterable<LogRecord>;
 }

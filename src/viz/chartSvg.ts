@@ -1,8 +1,7 @@
 import { CONTINUATION_REASONS, TERMINAL_STATUS } from '../machines/reasons.ts';
-import { type ChartLayout, FONT, LINE_H, layoutChart } from './chartLayout.ts';
+import { type ChartLayout, FONT, LINE_H } from './chartLayout.ts';
 import type { Chart } from './edgeCatalog.ts';
 import { escapeXml } from './escape.ts';
-import type { EdgeCounts } from './labels.ts';
 
 /** Colour family of a reason: the run goes on, ends well, ends badly, or steps within a turn. */
 export function reasonClass(reason: string | null): string {
@@ -15,38 +14,39 @@ export function reasonClass(reason: string | null): string {
   return 'r-step';
 }
 
+/** Colour of a label line: its reason's, or — for a folded line of several reasons — the first one's. */
+function lineClass(chart: Chart, edges: readonly number[]): string {
+  return reasonClass(chart.edges[edges[0] ?? -1]?.reason ?? null);
+}
+
 /**
- * The chart as inline SVG. Every piece carries data attributes (`data-state`, `data-edges`,
- * `data-edge`) so the page script can re-mark it for any step; with `counts` it is already
- * marked for the whole session, so it reads right before any script runs. Text here comes from
- * the machine definition, not the log, and is escaped all the same.
+ * The chart as inline SVG, unmarked: the page script marks what a session took up to the
+ * selected record. Every piece carries data attributes (`data-state`, `data-edges` — indices
+ * into the catalog) so the script can mark and filter by it. Text here comes from the machine
+ * definition, not the log, and is escaped all the same.
  */
-export function chartSvg(
-  chart: Chart,
-  counts?: EdgeCounts,
-  layout: ChartLayout = layoutChart(chart),
-): string {
-  const count = (i: number) => counts?.get(chart.edges[i]!.key) ?? 0;
+export function chartSvg(chart: Chart, layout: ChartLayout): string {
   const out: string[] = [];
   out.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 ${layout.width} ${layout.height}" ` +
-      `role="img" aria-label="${escapeXml(`${chart.id} statechart`)}">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-view="${layout.view}" ` +
+      `viewBox="${layout.left} ${layout.top} ${layout.width} ${layout.height}" width="${layout.width}" height="${layout.height}" ` +
+      `preserveAspectRatio="xMidYMin meet" role="img" aria-label="${escapeXml(`${chart.id} statechart (${layout.view})`)}"` +
+      `${layout.view === 'overview' ? '' : ' hidden'}>`,
   );
   out.push('<defs>');
   for (const kind of ['base', 'taken', 'last']) {
     out.push(
-      `<marker id="arrow-${kind}" class="arrow-${kind}" viewBox="0 0 10 10" refX="9" refY="5" ` +
-        'markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z"/></marker>',
+      `<marker id="arrow-${kind}-${layout.view}" class="arrow-${kind}" viewBox="0 0 10 10" refX="9" refY="5" ` +
+        'markerUnits="userSpaceOnUse" markerWidth="11" markerHeight="11" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z"/></marker>',
     );
   }
   out.push('</defs>');
-
+  // Markers are per view (two SVGs share the page); the CSS names them through these vars.
   out.push('<g class="edges">');
   for (const s of layout.edges) {
-    const n = s.edges.reduce((sum, i) => sum + count(i), 0);
     const ids = s.edges.map((i) => chart.edges[i]!.id).join('\n');
     out.push(
-      `<g class="edge${s.toRail ? ' to-rail' : ''}${n > 0 ? ' taken' : ''}" data-edges="${s.edges.join(' ')}" ` +
+      `<g class="edge${s.toRail ? ' to-rail' : ''}${s.terminal ? ' terminal' : ''}" data-edges="${s.edges.join(' ')}" ` +
         `data-from="${escapeXml(s.from)}" data-to="${escapeXml(s.to)}"><title>${escapeXml(ids)}</title>` +
         `<path class="hit" d="${s.d}"/><path class="line" d="${s.d}"/></g>`,
     );
@@ -69,7 +69,8 @@ export function chartSvg(
     const textX = n.rail ? x + 16 : n.x;
     const anchor = n.rail ? 'start' : 'middle';
     out.push(
-      `<g class="${cls}" data-state="${escapeXml(n.state)}"><rect x="${x}" y="${y}" width="${n.w}" height="${n.h}" rx="${n.rail ? 6 : 10}"/>` +
+      `<g class="${cls}" data-state="${escapeXml(n.state)}"><title>${escapeXml(`${n.state}: click to filter the timeline`)}</title>` +
+        `<rect x="${x}" y="${y}" width="${n.w}" height="${n.h}" rx="${n.rail ? 6 : 10}"/>` +
         (n.final
           ? `<rect class="inner" x="${x + 4}" y="${y + 4}" width="${n.w - 8}" height="${n.h - 8}" rx="${n.rail ? 4 : 7}"/>`
           : '') +
@@ -82,19 +83,22 @@ export function chartSvg(
   for (const s of layout.edges) {
     const { x, y, w, lines } = s.label;
     out.push(`<g class="label" data-edges="${s.edges.join(' ')}">`);
-    if (!s.toRail) {
+    const shown = (l: { text: string }) => !(s.toRail && l.text === s.to);
+    if (lines.some(shown)) {
+      const bx = s.toRail ? x - 3 : x;
       out.push(
-        `<rect class="label-bg" x="${x.toFixed(1)}" y="${(y - 2).toFixed(1)}" width="${w.toFixed(1)}" height="${lines.length * LINE_H + 4}" rx="3"/>`,
+        `<rect class="label-bg" x="${bx.toFixed(1)}" y="${(y - 2).toFixed(1)}" width="${w.toFixed(1)}" height="${lines.length * LINE_H + 4}" rx="3"/>`,
       );
     }
     lines.forEach((l, j) => {
-      const n = count(l.edge);
-      const edge = chart.edges[l.edge]!;
       const tx = s.toRail ? x : x + 4;
+      const ids = l.edges.map((i) => chart.edges[i]!.id).join('\n');
+      // On a rail the rail's own name says it (`aborted` into aborted): only the count shows.
+      const text = shown(l) ? l.text : '';
       out.push(
-        `<text class="edge-label ${reasonClass(edge.reason)}${n > 0 ? ' taken' : ''}" data-edge="${l.edge}" ` +
-          `x="${tx.toFixed(1)}" y="${(y + (j + 1) * LINE_H - 3).toFixed(1)}"><title>${escapeXml(edge.id)}</title>` +
-          `${s.toRail && edge.reason === s.to ? '' : escapeXml(l.text)}<tspan class="count">${n > 0 ? ` ×${n}` : ''}</tspan></text>`,
+        `<text class="edge-label ${lineClass(chart, l.edges)}" data-edges="${l.edges.join(' ')}" ` +
+          `x="${tx.toFixed(1)}" y="${(y + (j + 1) * LINE_H - 3).toFixed(1)}"><title>${escapeXml(ids)}</title>` +
+          `${escapeXml(text)}<tspan class="count"></tspan></text>`,
       );
     });
     out.push('</g>');

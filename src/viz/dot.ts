@@ -1,5 +1,6 @@
+import { type DiagramViewName, diagramEdges, edgeIds } from './diagramView.ts';
 import type { Chart } from './edgeCatalog.ts';
-import { countOf, type DiagramOptions, edgeLabel, safeCaption, visitedStates } from './labels.ts';
+import { countOf, type DiagramOptions, safeCaption, visitedStates } from './labels.ts';
 
 /**
  * A DOT double-quoted string: quote escaped, backslash doubled (so a name never ends in an
@@ -14,19 +15,24 @@ const TAKEN = '#d97706';
 const UNTAKEN = '#9ca3af';
 
 /**
- * The chart as Graphviz DOT: one edge per catalog edge, labelled with its reason; final states
- * drawn with a double border. With a session's counts, taken edges are bold and coloured and
- * carry `×N`, the rest fade to grey so the path stands out.
+ * The chart as Graphviz DOT, one edge per arrow of the view (see diagramView.ts), labelled
+ * with its reasons; final states drawn with a double border. The overview runs left to right
+ * with terminal arrows dashed; the full view top to bottom, one edge per catalog edge. With a
+ * session's counts, taken edges are bold and coloured and carry `×N`, the rest fade to grey.
  */
-export function toDot(chart: Chart, options: DiagramOptions = {}): string {
+export function toDot(chart: Chart, options: DiagramOptions & { view?: DiagramViewName } = {}): string {
   const { counts } = options;
+  const view = options.view ?? 'overview';
   const visited = visitedStates(chart, counts);
   const lines: string[] = [`digraph ${q(chart.id)} {`];
+  // Courier: a font Graphviz has metrics for (its estimate for `monospace` is narrower than any
+  // browser's, which made labels overlap once drawn). Tight ranks keep the overview ≤ 1 600 px.
+  const layout = view === 'overview' ? 'rankdir=LR, ranksep=0.3, nodesep=0.3' : 'rankdir=TB';
   lines.push(
-    `  graph [rankdir=TB, fontname="monospace", labelloc=t, label=${q(safeCaption(options.caption ?? chart.id))}];`,
+    `  graph [${layout}, fontname="Courier", labelloc=t, label=${q(safeCaption(options.caption ?? chart.id))}];`,
   );
-  lines.push('  node [shape=box, style="rounded", fontname="monospace"];');
-  lines.push('  edge [fontname="monospace", fontsize=10];');
+  lines.push('  node [shape=box, style="rounded", fontname="Courier"];');
+  lines.push('  edge [fontname="Courier", fontsize=10];');
   lines.push('  "__start" [shape=point, width=0.15, label=""];');
   lines.push(`  "__start" -> ${q(chart.initial)};`);
   for (const s of chart.states) {
@@ -35,12 +41,16 @@ export function toDot(chart: Chart, options: DiagramOptions = {}): string {
     if (visited.has(s.id)) attrs.push(`penwidth=2.5, color=${q(TAKEN)}`);
     lines.push(`  ${q(s.id)} [${attrs.join(', ')}];`);
   }
-  for (const e of chart.edges) {
-    const n = countOf(e, counts);
-    const attrs = [`label=${q(edgeLabel(e, chart) + (n > 0 ? ` ×${n}` : ''))}`, `tooltip=${q(e.id)}`];
+  for (const d of diagramEdges(chart, view, counts)) {
+    const n = d.edges.reduce((sum, i) => sum + countOf(chart.edges[i]!, counts), 0);
+    const attrs = [
+      `label=${q(d.lines.map((l) => l.text).join('\n'))}`,
+      `tooltip=${q(edgeIds(chart, d).join('\n'))}`,
+    ];
     if (n > 0) attrs.push(`penwidth=2.5, color=${q(TAKEN)}, fontcolor=${q(TAKEN)}`);
     else if (counts) attrs.push(`color=${q(UNTAKEN)}, fontcolor=${q(UNTAKEN)}`);
-    lines.push(`  ${q(e.from)} -> ${q(e.to)} [${attrs.join(', ')}];`);
+    if (view === 'overview' && d.terminal) attrs.push('style=dashed');
+    lines.push(`  ${q(d.from)} -> ${q(d.to)} [${attrs.join(', ')}];`);
   }
   lines.push('}');
   return `${lines.join('\n')}\n`;

@@ -1,11 +1,12 @@
-import { textOf } from '../model/messages.ts';
+import { type Message, textOf } from '../model/messages.ts';
 import type { LogRecord } from '../store/records.ts';
 import { appendedSource, compactedLength } from '../store/refs.ts';
 
 const MAX = 160;
 
 function clip(text: string, max = MAX): string {
-  const one = text.replace(/\s+/g, ' ').trim();
+  // Only the head is shown: never collapse the whitespace of a whole tool output.
+  const one = (text.length > max * 4 ? text.slice(0, max * 4) : text).replace(/\s+/g, ' ').trim();
   return one.length > max ? `${one.slice(0, max - 1)}…` : one;
 }
 
@@ -17,11 +18,17 @@ function json(value: unknown): string {
   }
 }
 
+function said(m: Message | undefined): string {
+  return m ? textOf(m.content) || json(m.content) : '';
+}
+
 /**
- * One line per record for the viewer's step panel: what happened, never the whole payload (the
- * messages are in the page once already). Log data: the page renders it with textContent.
+ * One line per record for the viewer's timeline: what happened, never the whole payload (the
+ * messages are in the page once already). `appended` is what the record added to the history,
+ * as `evolve` sees it: a record that refers to its message instead of repeating it (schema v2)
+ * still reads right. Log data: the page renders it with textContent.
  */
-export function recordNote(r: LogRecord): string {
+export function recordNote(r: LogRecord, appended?: readonly Message[]): string {
   switch (r.type) {
     case 'session.created':
       return clip(`session ${r.data.title ?? ''} ${r.data.cwd ? `in ${r.data.cwd}` : ''}`);
@@ -30,11 +37,11 @@ export function recordNote(r: LogRecord): string {
         `model ${r.data.config.model}, maxTurns ${r.data.config.maxTurns}${r.data.resumedFrom ? `, resumes ${r.data.resumedFrom}` : ''}`,
       );
     case 'user.message':
-      return clip(`user: ${textOf(r.data.message.content)}`);
-    case 'message.appended':
-      return r.data.message
-        ? clip(`${r.data.origin}: ${textOf(r.data.message.content) || json(r.data.message.content)}`)
-        : clip(`${r.data.origin}: ${appendedSource(r.data)}`);
+      return clip(`user: ${said(appended?.[0] ?? r.data.message)}`);
+    case 'message.appended': {
+      const m = appended?.[0] ?? r.data.message;
+      return clip(`${r.data.origin}: ${m ? said(m) : appendedSource(r.data)}`);
+    }
     case 'model.requested':
       return clip(
         `${r.data.purpose} request to ${r.data.model}, max_tokens ${r.data.maxTokens}, attempt ${r.data.attempt}, ${r.data.messageCount} messages`,

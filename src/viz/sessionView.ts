@@ -1,6 +1,15 @@
 import type { LogRecord } from '../store/records.ts';
 import { type Chart, chartOf, transitionKey } from './edgeCatalog.ts';
-import { NEW_TURN_REASONS, type ViewerSteps, viewerSteps } from './viewerSteps.ts';
+
+/**
+ * A turn begins after the loop takes one of these (the chart's `nextTurn` and `countPausedTurn`
+ * actions; `evolve` counts a run's turns the same way).
+ */
+export const NEW_TURN_REASONS: ReadonlySet<string> = new Set([
+  'tool_result_continuation',
+  'auto_compact',
+  'pause_turn_continuation',
+]);
 
 /** One transition of the log, placed on the chart. */
 export interface TimelineEntry {
@@ -91,57 +100,5 @@ export function sessionView(records: readonly LogRecord[], chart: Chart = chartO
     timeline,
     unknown: timeline.filter((t) => t.edge < 0),
     turns,
-  };
-}
-
-/**
- * Everything the viewer page embeds, as plain JSON. Per-record state is not a list of
- * snapshots (that grows with the square of the session): see viewerSteps for the encoding.
- */
-export interface ViewerData {
-  session: {
-    id: string;
-    title: string;
-    cwd: string | null;
-    forkedFrom: { session: string; seq: number } | null;
-    records: number;
-    /** `at` of the first record; every `at` in `steps` is relative to it. */
-    t0: number;
-  };
-  runs: { id: string; status: string; reason: string | null; turns: number; startedSeq: number }[];
-  states: string[];
-  edges: { id: string; label: string }[];
-  timeline: TimelineEntry[];
-  unknown: TimelineEntry[];
-  turns: TurnTokens[];
-  steps: ViewerSteps;
-}
-
-export function viewerData(records: readonly LogRecord[], chart: Chart = chartOf()): ViewerData {
-  const view = sessionView(records, chart);
-  const { steps, final } = viewerSteps(records, chart, view.turns);
-  const runs = [...final.runs.view(), ...(final.currentRun ? [final.currentRun] : [])].map((r) => ({
-    id: r.id,
-    status: r.status,
-    reason: r.reason,
-    turns: r.turns,
-    startedSeq: r.startedSeq,
-  }));
-  return {
-    session: {
-      id: final.id ?? records[0]?.session ?? '',
-      title: final.title,
-      cwd: final.cwd,
-      forkedFrom: final.forkedFrom,
-      records: records.length,
-      t0: records[0]?.at ?? 0,
-    },
-    runs,
-    states: chart.states.map((s) => s.id),
-    edges: chart.edges.map((e) => ({ id: e.id, label: e.reason ?? '' })),
-    timeline: view.timeline,
-    unknown: view.unknown,
-    turns: view.turns,
-    steps,
   };
 }

@@ -10,6 +10,7 @@ import parseDot from 'dotparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES, SID, transcriptFile } from '../import/support/fixtures.ts';
 import { jsonLines, onlyJson, runCli } from '../support/cli.ts';
+import { pageText } from '../viz/pageData.ts';
 
 const SLOW = 120_000;
 let root: string;
@@ -116,11 +117,12 @@ describe('everything else on imported sessions', () => {
       const out = path.join(root, 'view.html');
       const html = await cli('viz', TOOLS, '--store', store, '--format', 'html', '--out', out);
       expect(html.code, html.stderr).toBe(0);
-      const page = await readFile(out, 'utf8');
+      // The page carries the log gzipped: read it as the page does.
+      const page = pageText(await readFile(out, 'utf8'));
       expect(page).toContain('The test in sum.test.js fails. Fix it.');
       expect(page).toContain('Fixed: sum() subtracted instead of adding.');
       expect(page).toContain('/work/demo/sum.js');
-      expect(page).toContain('"input":1200');
+      expect(page).toContain('"inputTokens":1200');
     },
     SLOW,
   );

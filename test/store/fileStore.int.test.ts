@@ -16,6 +16,7 @@ import {
 } from '../../src/store/fileStore.ts';
 import type { LogRecord } from '../../src/store/records.ts';
 import { testEventStore } from './eventStoreContract.ts';
+import { testFollow } from './followContract.ts';
 import { collect, StreamBuilder, sealed, sealedLines } from './support/records.ts';
 import { startWorker } from './support/startWorker.ts';
 
@@ -31,6 +32,7 @@ async function tempDir(): Promise<string> {
 }
 
 testEventStore('FileEventStore', async () => openFileStore(await tempDir(), { onWarning: () => undefined }));
+testFollow('FileEventStore', async () => openFileStore(await tempDir(), { onWarning: () => undefined }));
 
 /** A store in a fresh directory plus the warnings it reported. */
 async function fixture(

@@ -70,4 +70,20 @@ describe('long lines are read in linear time', () => {
     expect(copied).toBeLessThan(bytes * 1.1);
     await store.close();
   });
+
+  it('a 16 MB line: following the stream (log --follow) copies it about once', async () => {
+    const bytes = 16 * 1024 * 1024;
+    const dir = await storeWithLine(bytes);
+    const store = await openFileStore(dir, { onWarning: () => undefined });
+    const stop = new AbortController();
+    let seen = 0;
+    const copied = await copiedBy(async () => {
+      for await (const _ of store.follow('long', { afterSeq: 0, signal: stop.signal })) {
+        if (++seen === 4) stop.abort();
+      }
+    });
+    expect(seen).toBe(4);
+    expect(copied).toBeLessThan(2 * bytes * 1.1);
+    await store.close();
+  });
 });

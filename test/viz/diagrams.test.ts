@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import parseDot from 'dotparser';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { setup } from 'xstate';
+import { diagramEdges } from '../../src/viz/diagramView.ts';
 import { toDot } from '../../src/viz/dot.ts';
 import { chartOf, transitionKey } from '../../src/viz/edgeCatalog.ts';
 import { toMermaid } from '../../src/viz/mermaid.ts';
@@ -37,8 +38,8 @@ async function mermaidModel(text: string): Promise<StateDb> {
 const chart = chartOf();
 
 describe('Mermaid', () => {
-  it('renders the chart: every edge, labelled with its reason, final states marked', async () => {
-    const text = toMermaid(chart);
+  it('renders the full chart: every edge, labelled with its reason, final states marked', async () => {
+    const text = toMermaid(chart, { view: 'full' });
     await expect(text).toMatchFileSnapshot('./__snapshots__/queryLoop.mmd');
     const db = await mermaidModel(text);
     const relations = db.getRelations().filter((r) => !r.id1.includes('_start') && !r.id2.includes('_end'));
@@ -54,7 +55,7 @@ describe('Mermaid', () => {
 
   it('marks a session: ×N on taken edges, visited states classed', async () => {
     const { records } = await interestingSession();
-    const text = toMermaid(chart, { counts: edgeCounts(records), caption: 's1' });
+    const text = toMermaid(chart, { counts: edgeCounts(records), caption: 's1', view: 'full' });
     await expect(text).toMatchFileSnapshot('./__snapshots__/session.mmd');
     const db = await mermaidModel(text);
     const titles = db.getRelations().map((r) => r.relationTitle);
@@ -77,7 +78,7 @@ describe('Mermaid', () => {
         done: { type: 'final' },
       },
     });
-    const db = await mermaidModel(toMermaid(chartOf(nested)));
+    const db = await mermaidModel(toMermaid(chartOf(nested), { view: 'full' }));
     expect(db.getRelations()).toContainEqual({
       id1: 'outer_in_ner',
       id2: 'done',
@@ -107,8 +108,8 @@ describe('DOT', () => {
     return { graph: graph!, edges: out.filter((e) => e.from !== '__start') };
   }
 
-  it('renders the chart: parses, every edge labelled, final states doubled', async () => {
-    const text = toDot(chart);
+  it('renders the full chart: parses, every edge labelled, final states doubled', async () => {
+    const text = toDot(chart, { view: 'full' });
     await expect(text).toMatchFileSnapshot('./__snapshots__/queryLoop.dot');
     const { graph, edges } = edgesOf(text);
     expect(edges).toHaveLength(chart.edges.length);
@@ -127,7 +128,7 @@ describe('DOT', () => {
   it('marks a session: taken edges bold and coloured with ×N, the rest grey', async () => {
     const { records } = await interestingSession();
     const counts = edgeCounts(records);
-    const text = toDot(chart, { counts, caption: 's1' });
+    const text = toDot(chart, { counts, caption: 's1', view: 'full' });
     await expect(text).toMatchFileSnapshot('./__snapshots__/session.dot');
     const { edges } = edgesOf(text);
     const retry = edges.find((e) => e.attrs.label === 'transport_retry ×1');
@@ -151,7 +152,7 @@ describe('DOT', () => {
         'a\\b': { type: 'final' },
       },
     });
-    const { graph, edges } = edgesOf(toDot(chartOf(odd)));
+    const { graph, edges } = edgesOf(toDot(chartOf(odd), { view: 'full' }));
     // DOT keeps backslashes in quoted ids as written; every mention of a state is escaped alike.
     expect(edges).toEqual([
       { from: 'say "hi"', to: 'a\\\\b', attrs: expect.objectContaining({ label: 'query_built' }) },
@@ -159,6 +160,82 @@ describe('DOT', () => {
     const nodes = graph.children.flatMap((c) => (c.type === 'node_stmt' ? [String(c.node_id.id)] : []));
     expect(nodes).toEqual(['__start', 'say "hi"', 'a\\\\b']);
     expect(() => parseDot('digraph { a -> }')).toThrow();
+  });
+});
+
+describe('the overview', () => {
+  const arrows = diagramEdges(chart, 'overview');
+
+  it('stands for every catalog edge exactly once, one arrow per pair of states', () => {
+    expect(arrows.flatMap((a) => a.edges).sort((a, b) => a - b)).toEqual(chart.edges.map((_, i) => i));
+    const pairs = arrows.map((a) => `${a.from}>${a.to}`);
+    expect(new Set(pairs).size).toBe(pairs.length);
+    expect(arrows.length).toBeLessThan(chart.edges.length);
+  });
+
+  it('folds a state’s ways into a terminal into one labelled arrow; continuations stay named', () => {
+    const arrow = (from: string, to: string) => arrows.find((a) => a.from === from && a.to === to);
+    const toFailed = arrow('requesting', 'failed');
+    expect(toFailed?.terminal).toBe(true);
+    expect(toFailed?.edges.length).toBeGreaterThan(5);
+    expect(toFailed?.lines.map((l) => l.text)).toEqual(['7 failure reasons']);
+    expect(arrow('dispatchingTools', 'failed')?.lines.map((l) => l.text)).toEqual([
+      'max_turns_reached',
+      'runtime_error',
+    ]);
+    expect(arrow('requesting', 'aborted')?.lines.map((l) => l.text)).toEqual(['aborted']);
+    expect(arrow('requesting', 'building')?.lines.map((l) => l.text)).toEqual([
+      'max_tokens_escalation',
+      'max_tokens_recovery',
+      'pause_turn_continuation',
+      'model_fallback',
+    ]);
+    // Twin edges (one reason, two guards) are one line.
+    expect(arrow('requesting', 'compacting')?.lines.map((l) => l.text)).toEqual(['compact_retry']);
+    expect(arrow('requesting', 'compacting')?.edges).toHaveLength(2);
+  });
+
+  it('names the reasons a session ended on inside a folded arrow, with counts', async () => {
+    const { records } = await interestingSession();
+    const counts = edgeCounts(records);
+    const marked = diagramEdges(chart, 'overview', counts);
+    expect(
+      marked.find((a) => a.from === 'building' && a.to === 'requesting')?.lines.map((l) => l.text),
+    ).toEqual(['query_built ×7']);
+    const refused = chart.edges.find((e) => e.reason === 'refused')!;
+    const withRefusal = new Map([[refused.key, 2]]);
+    expect(
+      diagramEdges(chart, 'overview', withRefusal)
+        .find((a) => a.from === 'requesting' && a.to === 'failed')
+        ?.lines.map((l) => l.text),
+    ).toEqual(['refused ×2', '6 other reasons']);
+  });
+
+  it('Mermaid: left to right, stacked reasons, the folded edges listed in comments; parses', async () => {
+    const text = toMermaid(chart);
+    await expect(text).toMatchFileSnapshot('./__snapshots__/queryLoop.overview.mmd');
+    expect(text).toContain('direction LR');
+    expect(text).toContain('%%   requesting --[xstate.done.actor.callModel / responseRefused]--> failed');
+    const db = await mermaidModel(text);
+    const relations = db.getRelations().filter((r) => !r.id1.includes('_start'));
+    expect(relations).toHaveLength(arrows.length);
+    expect(relations).toContainEqual({
+      id1: 'compacting',
+      id2: 'building',
+      relationTitle: 'compacted<br>compaction_failed',
+    });
+  });
+
+  it('DOT: left to right, terminal arrows dashed, tooltips name the catalog edges; parses', async () => {
+    const text = toDot(chart);
+    await expect(text).toMatchFileSnapshot('./__snapshots__/queryLoop.overview.dot');
+    const [graph] = parseDot(text);
+    const edges = graph!.children.filter((c) => c.type === 'edge_stmt');
+    expect(edges).toHaveLength(arrows.length + 1);
+    expect(text).toContain('rankdir=LR');
+    expect(text).toMatch(
+      /"requesting" -> "failed" \[label="7 failure reasons", tooltip="[^"]*responseRefused[^"]*", style=dashed\]/,
+    );
   });
 });
 

@@ -40,9 +40,26 @@ describe('reloop viz', () => {
       expect(mmd.code, mmd.stderr).toBe(0);
       expect(mmd.stdout).toMatch(/^stateDiagram-v2\n/);
       expect(mmd.stdout).toContain('requesting --> recovering : transport_retry\n');
+      expect(mmd.stdout).toContain('direction LR');
+      expect(mmd.stdout).toContain('requesting --> failed : 7 failure reasons\n');
       const dot = await viz('--format', 'dot');
       expect(dot.code).toBe(0);
       expect(() => parseDot(dot.stdout)).not.toThrow();
+    },
+    SLOW,
+  );
+
+  it(
+    'keeps every edge with --view full; refuses a view it does not know',
+    async () => {
+      const full = await viz('--view', 'full');
+      expect(full.code, full.stderr).toBe(0);
+      expect(full.stdout).toContain('requesting --> failed : refused\n');
+      expect(full.stdout).toContain('requesting --> failed : budget_exhausted\n');
+      expect(full.stdout).not.toContain('failure reasons');
+      const bad = await viz('--view', 'tiny');
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain('Allowed choices are overview, full');
     },
     SLOW,
   );
@@ -72,6 +89,8 @@ describe('reloop viz', () => {
       const html = await readFile(file, 'utf8');
       expect(html).toMatch(/^<!doctype html>/);
       expect(html).toContain('id="reloop-data"');
+      expect(html).toContain('id="reloop-chunk-0"');
+      expect(html).not.toContain('id="reloop-chunk-1"');
     },
     SLOW,
   );

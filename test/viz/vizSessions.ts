@@ -1,6 +1,12 @@
+import { parseScript } from '../../src/model/script.ts';
+import { ScriptedModelClient } from '../../src/model/scripted.ts';
+import { forkSession } from '../../src/replay/fork.ts';
+import { counterIds, seededRandom, VirtualClock } from '../../src/runtime/determinism.ts';
+import { Session } from '../../src/runtime/session.ts';
+import { MemoryEventStore } from '../../src/store/memoryStore.ts';
 import type { LogRecord } from '../../src/store/records.ts';
 import type { EventStore } from '../../src/store/types.ts';
-import { fixedStopHook, scriptedSession, textTurn, toolTurn } from '../support/harness.ts';
+import { echoTool, fixedStopHook, scriptedSession, textTurn, toolTurn } from '../support/harness.ts';
 
 /** A payload that must stay text wherever the viewer shows log content. */
 export const XSS_SCRIPT = '<script>window.__pwned=1</script>';
@@ -66,4 +72,29 @@ export async function longSession(rounds: number): Promise<LogRecord[]> {
   const h = await scriptedSession(turns, { settings: { maxTurns: rounds + 5 } });
   await h.session.submit('loop for a while');
   return h.records();
+}
+
+/**
+ * A fork and its source: the interesting session forked where its first run ended (seq 55),
+ * then resumed with another prompt and another answer, while the source went on to a second run.
+ */
+export async function forkedSession(): Promise<{ source: LogRecord[]; fork: LogRecord[]; forkId: string }> {
+  const store = new MemoryEventStore();
+  const { id, records: source } = await interestingSession(store);
+  const forkId = await forkSession(store, id, 55, counterIds('fork-'));
+  const session = await Session.open(forkId, {
+    store,
+    model: new ScriptedModelClient(
+      parseScript({ turns: [textTurn(`Took another road after the fork. ${XSS_BREAKOUT}`)] }),
+    ),
+    clock: new VirtualClock(),
+    random: seededRandom(7),
+    ids: counterIds('f-'),
+    cwd: process.cwd(),
+    tools: [echoTool],
+  });
+  await session.submit(`try another way ${XSS_SCRIPT}`);
+  const fork: LogRecord[] = [];
+  for await (const r of store.read(forkId)) fork.push(r);
+  return { source, fork, forkId };
 }
