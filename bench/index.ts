@@ -1,3 +1,4 @@
+import { benchChildren } from './children.ts';
 import { benchImport } from './import.ts';
 import { benchLogSize, benchLongLines } from './log.ts';
 import { benchLoop } from './loop.ts';
@@ -12,6 +13,7 @@ import { benchViewer } from './viewer.ts';
  */
 const rounds = Number(process.env.BENCH_ROUNDS ?? 10_000);
 await benchLoop(rounds);
+await benchChildren();
 await benchStore();
 await benchReplay();
 await benchLogSize();

@@ -1,4 +1,5 @@
-/** reloop's public API: the chart, the runtime, the stores, replay, model clients, tools and the importer. */
+/** reloop's public API: the chart, the runtime, the stores, replay, model clients, tools, sub-agent definitions and the importer. */
+export * from './agents/index.ts';
 export * from './import/index.ts';
 export * from './machines/index.ts';
 export * from './model/index.ts';

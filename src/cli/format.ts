@@ -48,6 +48,10 @@ export function describeRecord(r: LogRecord): string {
         : `compaction (${r.data.mode}) failed: ${clip(r.data.error)}`;
     case 'actor.failed':
       return `${r.data.actor} failed: ${clip(r.data.message)}`;
+    case 'child.started':
+      return `sub-agent ${r.data.agent} started: session ${r.data.child} (for ${r.data.toolUseId})`;
+    case 'child.finished':
+      return `sub-agent ${r.data.child} ${r.data.status} (${r.data.reason}), ${r.data.turns} turns, ${r.data.usage.inputTokens} in / ${r.data.usage.outputTokens} out${r.data.error ? ` — ${clip(r.data.error)}` : ''}`;
     case 'abort.requested':
       return `abort requested${r.data.reason ? `: ${r.data.reason}` : ''}`;
     case 'transition':

@@ -31,6 +31,8 @@ export function liveOutput(write: (s: string) => void) {
         r.type === 'backoff.scheduled' ||
         r.type === 'compaction.finished' ||
         r.type === 'hook.decided' ||
+        r.type === 'child.started' ||
+        r.type === 'child.finished' ||
         (r.type === 'permission.decided' && r.data.resolved === 'deny')
       ) {
         endStream();

@@ -1,4 +1,5 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
+import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { REASON_DOCS } from '../machines/reasons.ts';
 import type { LogRecord } from '../store/records.ts';
@@ -113,6 +114,28 @@ export async function* readLogFile(file: string): AsyncGenerator<LogRecord> {
   for await (const text of lines) {
     line++;
     yield parseRecordLine(text, { file, line });
+  }
+}
+
+/**
+ * The records of the given log files and of the sub-agents they started, whose logs sit beside
+ * them (`<child>.jsonl`, as in a store's sessions folder), each file read once.
+ */
+export async function* readLogTree(files: readonly string[]): AsyncGenerator<LogRecord> {
+  const queue = files.map((f) => path.resolve(f));
+  const seen = new Set(queue);
+  while (queue.length > 0) {
+    const file = queue.shift()!;
+    for await (const r of readLogFile(file)) {
+      if (r.type === 'child.started') {
+        const child = path.join(path.dirname(file), `${r.data.child}.jsonl`);
+        if (!seen.has(child) && existsSync(child)) {
+          seen.add(child);
+          queue.push(child);
+        }
+      }
+      yield r;
+    }
   }
 }
 

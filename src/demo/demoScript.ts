@@ -1,10 +1,16 @@
 import type { Script } from '../model/script.ts';
 
+/** The demo's sub-agent: the `Task` call that starts it, and the prompt it gets. */
+export const DEMO_TASK_ID = 'toolu_task_test';
+const DEMO_TASK_PROMPT =
+  'Read test.js in the working directory, run `node test.js`, and report what the test checks and how it fails.';
+
 /**
  * The demo's model: a scripted session that fixes the bug in project/sum.js with the real
  * tools, and on the way goes through every kind of continuation a newcomer should see:
- * tool rounds, auto-compaction, max-tokens escalation and recovery, a transport retry and a
- * stop-hook block.
+ * a sub-agent (a general-purpose child that reads the failing test and reports, while the
+ * parent reads the code), tool rounds, auto-compaction, max-tokens escalation and recovery,
+ * a transport retry and a stop-hook block.
  */
 export function demoScript(): Script {
   const usage = (input: number, output: number) => ({
@@ -17,9 +23,18 @@ export function demoScript(): Script {
     turns: [
       {
         content: [
-          { type: 'text', text: "I'll read the code and its test first." },
+          { type: 'text', text: "I'll read the code while a sub-agent looks at the failing test." },
           { type: 'tool_use', id: 'toolu_read_sum', name: 'Read', input: { file_path: 'sum.js' } },
-          { type: 'tool_use', id: 'toolu_read_test', name: 'Read', input: { file_path: 'test.js' } },
+          {
+            type: 'tool_use',
+            id: DEMO_TASK_ID,
+            name: 'Task',
+            input: {
+              description: 'Report on the failing test',
+              prompt: DEMO_TASK_PROMPT,
+              subagent_type: 'general-purpose',
+            },
+          },
         ],
         stop_reason: 'tool_use',
         usage: usage(2_000, 120),
@@ -36,7 +51,7 @@ export function demoScript(): Script {
       {
         for: 'compaction',
         text:
-          '1. Goal — make the failing test in test.js pass.\n2. Done so far — read sum.js and test.js; ran `node test.js`.\n' +
+          '1. Goal — make the failing test in test.js pass.\n2. Done so far — read sum.js; a sub-agent read test.js and ran it; ran `node test.js`.\n' +
           '3. Files — sum.js defines sum(a, b) and returns a - b.\n4. Commands — `node test.js` fails: sum(2, 3) returned -1.\n' +
           '5. Open errors — AssertionError: sum(2, 3) should be 5.\n6. Next step — fix the operator in sum.js and rerun the test.',
         stop_reason: 'end_turn',
@@ -84,5 +99,34 @@ export function demoScript(): Script {
         usage: usage(1_900, 60),
       },
     ],
+    children: {
+      // The sub-agent: its own session, its own log, the same real tools.
+      [DEMO_TASK_ID]: {
+        turns: [
+          {
+            content: [
+              { type: 'text', text: 'Reading the test, then running it.' },
+              { type: 'tool_use', id: 'toolu_child_read', name: 'Read', input: { file_path: 'test.js' } },
+            ],
+            stop_reason: 'tool_use',
+            usage: usage(900, 40),
+          },
+          {
+            content: [
+              { type: 'tool_use', id: 'toolu_child_run', name: 'Bash', input: { command: 'node test.js' } },
+            ],
+            stop_reason: 'tool_use',
+            usage: usage(1_100, 30),
+          },
+          {
+            text:
+              'test.js imports sum from sum.js and asserts sum(2, 3) === 5 and sum(-1, 1) === 0. ' +
+              '`node test.js` fails on the first assertion: sum(2, 3) returned -1, so sum subtracts instead of adding.',
+            stop_reason: 'end_turn',
+            usage: usage(1_300, 60),
+          },
+        ],
+      },
+    },
   };
 }

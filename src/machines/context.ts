@@ -86,6 +86,8 @@ export interface ToolBatchResult {
   aborted: boolean;
   /** Estimated tokens the results add to the context. */
   appendedTokens: number;
+  /** Model usage the tools spent (sub-agents that finished): it counts towards the run's budget. */
+  usage?: Usage;
 }
 
 export interface CompactInput {

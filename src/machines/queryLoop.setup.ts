@@ -168,6 +168,7 @@ export const queryLoopSetup = setup({
       enqueue.assign({
         messages: context.messages.append(msg),
         contextTokens: context.contextTokens + out.appendedTokens,
+        usage: out.usage ? addUsage(context.usage, out.usage) : context.usage,
       });
       enqueue.emit(emitted(msg, out.aborted ? 'interrupted' : 'tool_results'));
     }),
@@ -183,6 +184,7 @@ export const queryLoopSetup = setup({
         ...nextTurnUpdate(context),
         messages: context.messages.append(toolResultsMessage(out.results)),
         contextTokens: context.contextTokens + out.appendedTokens,
+        usage: out.usage ? addUsage(context.usage, out.usage) : context.usage,
       };
     }),
     countPausedTurn: assign(({ context }) => ({ turn: context.turn + 1 })),

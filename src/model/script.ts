@@ -46,10 +46,21 @@ export const ScriptAbortSchema = z.strictObject({ abort: z.literal(true), for: P
 
 export const ScriptTurnSchema = z.union([ScriptErrorSchema, ScriptAbortSchema, ScriptResponseSchema]);
 
+/** A sub-agent's part of a script: its own turns, in its own request order. */
+export const ChildScriptSchema = z.strictObject({
+  model: z.string().optional(),
+  turns: z.array(ScriptTurnSchema),
+});
+
 export const ScriptSchema = z.strictObject({
   /** Model name reported in responses (prices come from it); default: the requested model. */
   model: z.string().optional(),
   turns: z.array(ScriptTurnSchema),
+  /**
+   * Sub-agents' scripts, by the id of the `Task` tool_use that starts each one: children run
+   * in parallel, so each answers from its own list, whatever order their requests come in.
+   */
+  children: z.record(z.string(), ChildScriptSchema).optional(),
 });
 
 export type Script = z.infer<typeof ScriptSchema>;

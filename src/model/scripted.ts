@@ -28,6 +28,7 @@ export class ScriptedModelClient implements ModelClient {
   private next = 0;
   /** Requests it was sent, for tests to assert on. */
   readonly requests: ModelRequest[] = [];
+  private readonly children = new Map<string, ScriptedModelClient>();
 
   constructor(
     private readonly script: Script,
@@ -36,6 +37,25 @@ export class ScriptedModelClient implements ModelClient {
 
   get consumed(): number {
     return this.next;
+  }
+
+  /**
+   * The client of the sub-agent started by `toolUseId`: it answers from `children[toolUseId]`
+   * (none there: an error naming it when the child asks). One client per call id, so a test can
+   * read its `requests`.
+   */
+  forChild(toolUseId: string): ScriptedModelClient {
+    let client = this.children.get(toolUseId);
+    if (!client) {
+      const own = this.script.children?.[toolUseId];
+      const file = `${this.options.file ?? 'script'}, children[${JSON.stringify(toolUseId)}]`;
+      client = new ScriptedModelClient(
+        { model: own?.model ?? this.script.model, turns: own?.turns ?? [] },
+        { ...this.options, file },
+      );
+      this.children.set(toolUseId, client);
+    }
+    return client;
   }
 
   async stream(request: ModelRequest, { signal, onEvent }: ModelCallOptions): Promise<ModelResponse> {

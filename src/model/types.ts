@@ -59,6 +59,11 @@ export interface ModelClient {
   /** Short label for logs (`anthropic`, `scripted`, `recorded`). */
   readonly kind: string;
   stream(request: ModelRequest, options: ModelCallOptions): Promise<ModelResponse>;
+  /**
+   * The client a sub-agent started by the `Task` call `toolUseId` talks to. Absent: the same
+   * client (a real API serves every session); a script answers each child from its own part.
+   */
+  forChild?(toolUseId: string): ModelClient;
 }
 
 /** Thrown by model clients; carries the classification the machine routes on. */

@@ -36,7 +36,9 @@ export async function forkSession(
     for await (const r of store.read(source, { toSeq: seq })) {
       const moved = { ...r, session: id } as LogRecord;
       if (moved.type === 'session.created') {
-        moved.data = { ...moved.data, forkedFrom: { session: source, seq } };
+        // A fork is its own root: it was started by no Task call, even when its source was.
+        const { parent: _parent, ...data } = moved.data;
+        moved.data = { ...data, forkedFrom: { session: source, seq } };
       }
       yield moved;
     }

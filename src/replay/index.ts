@@ -2,4 +2,10 @@ export { importedFromOf } from './conformance.ts';
 export * from './errors.ts';
 export * from './fork.ts';
 export * from './loadSession.ts';
+export { sessionTree, type TreeMember } from './sessionTree.ts';
 export { type Divergence, type VerifyOptions, type VerifyReport, verifyReplay } from './verify.ts';
+export {
+  type TreeSessionReport,
+  type TreeVerifyReport,
+  verifyTree,
+} from './verifyTree.ts';

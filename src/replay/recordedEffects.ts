@@ -12,7 +12,7 @@ import type {
 } from '../machines/context.ts';
 import type { EffectHandlers, EffectName } from '../machines/effects.ts';
 import { decideStop, type StopAnswer } from '../machines/stopDecision.ts';
-import { estimateTokens, type ToolResultBlock } from '../model/messages.ts';
+import { addUsage, estimateTokens, type ToolResultBlock, type Usage, ZERO_USAGE } from '../model/messages.ts';
 import type { ModelRequest, ModelResponse } from '../model/types.ts';
 import type { LogRecord, RecordOf } from '../store/records.ts';
 import { expectedCompaction, expectedRequest, toolBatchProblem } from './derivedFacts.ts';
@@ -172,7 +172,13 @@ export function recordedEffects(src: FactSource): EffectHandlers {
           ...(f.data.result.isError ? { is_error: true } : {}),
         });
       }
-      return { results, aborted: src.abortedBy(i), appendedTokens: estimateTokens(results) };
+      const usage = childrenUsage(slice, byId);
+      return {
+        results,
+        aborted: src.abortedBy(i),
+        appendedTokens: estimateTokens(results),
+        ...(usage ? { usage } : {}),
+      };
     }),
 
     compact: replayed('compact', async (input: CompactInput, { slice }): Promise<CompactResult> => {
@@ -230,4 +236,23 @@ export function recordedEffects(src: FactSource): EffectHandlers {
       },
     ),
   };
+}
+
+/**
+ * `Task` calls are answered from `child.finished`: a child that finished on its own (its call's
+ * outcome ok or error, not cut short by an abort or a timeout) brought its usage back with its
+ * result, as live.
+ */
+function childrenUsage(
+  slice: readonly LogRecord[],
+  finished: ReadonlyMap<string, Extract<LogRecord, { type: 'tool.finished' }>>,
+): Usage | undefined {
+  let total: Usage | undefined;
+  for (const r of slice) {
+    if (r.type !== 'child.finished') continue;
+    const outcome = finished.get(r.data.toolUseId)?.data.outcome;
+    if (outcome !== 'ok' && outcome !== 'error') continue;
+    total = total ? addUsage(total, r.data.usage) : r.data.usage;
+  }
+  return total;
 }

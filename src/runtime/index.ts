@@ -1,5 +1,6 @@
 export * from './backoff.ts';
 export * from './budget.ts';
+export { MAX_PARALLEL_CHILDREN, type SubAgentsOptions } from './children/index.ts';
 export * from './config.ts';
 export * from './determinism.ts';
 export * from './driveMachine.ts';

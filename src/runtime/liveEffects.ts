@@ -14,7 +14,7 @@ import type {
 import type { EffectHandlers } from '../machines/effects.ts';
 import { decideStop, type StopAnswer } from '../machines/stopDecision.ts';
 import { compactedMessages } from '../model/compaction.ts';
-import { estimateTokens, textOf } from '../model/messages.ts';
+import { addUsage, estimateTokens, textOf, type Usage } from '../model/messages.ts';
 import {
   ModelCallError,
   type ModelClient,
@@ -25,7 +25,7 @@ import {
 } from '../model/types.ts';
 import type { DraftRecord, RecordData, RecordType } from '../store/records.ts';
 import { startedData } from '../store/refs.ts';
-import { runToolBatch } from '../tools/orchestrator.ts';
+import { runToolBatch, type ToolCallReport } from '../tools/orchestrator.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { AskUser, CanUseTool, ToolHooks } from '../tools/types.ts';
 import { type BackoffPolicy, backoffDelay, DEFAULT_BACKOFF } from './backoff.ts';
@@ -175,10 +175,12 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
             }),
         },
       );
+      const usage = spentByTools(batch.reports);
       return {
         results: batch.results,
         aborted: batch.aborted,
         appendedTokens: estimateTokens(batch.results),
+        ...(usage ? { usage } : {}),
       };
     }),
 
@@ -299,4 +301,11 @@ export function toFailure(e: unknown, signal: AbortSignal): ModelFailure {
   if (signal.aborted) return { kind: 'aborted', overloaded: false, message: 'aborted' };
   const message = e instanceof Error ? e.message : String(e);
   return { kind: 'fatal', overloaded: false, message };
+}
+
+/** What the batch's tools spent on models (sub-agents), or undefined when none did. */
+function spentByTools(reports: readonly ToolCallReport[]): Usage | undefined {
+  let total: Usage | undefined;
+  for (const r of reports) if (r.usage) total = total ? addUsage(total, r.usage) : r.usage;
+  return total;
 }

@@ -1,3 +1,4 @@
+import { TASK_TOOL_NAME } from '../agents/definition.ts';
 import { toolUsesOf } from '../model/messages.ts';
 import type { RecordData } from '../store/records.ts';
 import type { SessionState } from '../store/sessionState.ts';
@@ -12,13 +13,23 @@ export interface InterruptedRunPlan {
   logged: { index: number; toolUseId: string; result: RecordData<'tool.finished'>['result'] }[];
   /** Read-only tools that were in flight: safe to run again instead of reporting "interrupted". */
   rerun: { toolUseId: string; name: string; input: unknown; index: number }[];
+  /** `Task` calls that were in flight: their children are resumed from their own logs. */
+  children: {
+    toolUseId: string;
+    input: unknown;
+    index: number;
+    child: { session: string; agent: string } | null;
+  }[];
 }
 
 /**
  * What resume must do for a run whose process died: which effects may have happened (in
  * flight), and which tool_use blocks need a tool_result so the history is valid again.
  */
-export function planInterruptedRun(state: SessionState): InterruptedRunPlan | null {
+export function planInterruptedRun(
+  state: SessionState,
+  { subAgents = false }: { subAgents?: boolean } = {},
+): InterruptedRunPlan | null {
   const run = state.currentRun;
   if (!run) return null;
   const inFlight: string[] = [];
@@ -28,6 +39,7 @@ export function planInterruptedRun(state: SessionState): InterruptedRunPlan | nu
   const finished: InterruptedRunPlan['finished'] = [];
   const logged: InterruptedRunPlan['logged'] = [];
   const rerun: InterruptedRunPlan['rerun'] = [];
+  const children: InterruptedRunPlan['children'] = [];
   uses.forEach((use, index) => {
     const done = state.unappendedResults.get(use.id);
     if (done) {
@@ -36,6 +48,11 @@ export function planInterruptedRun(state: SessionState): InterruptedRunPlan | nu
       return;
     }
     const flying = state.toolsInFlight.get(use.id);
+    if (flying && subAgents && (flying.child || use.name === TASK_TOOL_NAME)) {
+      inFlight.push(`sub-agent ${flying.child?.session ?? '(not started)'} (${use.id}): resumed`);
+      children.push({ toolUseId: use.id, input: flying.input, index, child: flying.child ?? null });
+      return;
+    }
     if (flying) inFlight.push(`tool ${use.name} (${use.id})${flying.readOnly ? ', read-only: re-run' : ''}`);
     if (flying?.readOnly) {
       rerun.push({ toolUseId: use.id, name: use.name, input: flying.input, index });
@@ -56,5 +73,5 @@ export function planInterruptedRun(state: SessionState): InterruptedRunPlan | nu
       synthetic: true,
     });
   });
-  return { runId: run.id, state: run.state, inFlight, finished, logged, rerun };
+  return { runId: run.id, state: run.state, inFlight, finished, logged, rerun, children };
 }

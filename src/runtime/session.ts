@@ -1,3 +1,4 @@
+import { TASK_TOOL_NAME } from '../agents/definition.ts';
 import type { StopHook } from '../hooks/types.ts';
 import { AppendOnlyList } from '../lib/appendOnlyList.ts';
 import type { EffectHandlers } from '../machines/effects.ts';
@@ -6,7 +7,14 @@ import { INTERRUPTED_RUN_REASON, TERMINAL_STATUS, type TerminalReason } from '..
 import type { Message, ToolResultBlock, Usage } from '../model/messages.ts';
 import type { ModelClient, ModelStreamEvent } from '../model/types.ts';
 import { fold } from '../store/evolve.ts';
-import type { DraftRecord, LogRecord, RecordData, RecordType, RunStatus } from '../store/records.ts';
+import type {
+  DraftRecord,
+  LogRecord,
+  ParentLink,
+  RecordData,
+  RecordType,
+  RunStatus,
+} from '../store/records.ts';
 import { appendedData, startedData } from '../store/refs.ts';
 import { emptySessionState, type SessionState } from '../store/sessionState.ts';
 import type { EventStore } from '../store/types.ts';
@@ -15,6 +23,7 @@ import { ToolRegistry } from '../tools/registry.ts';
 import type { AnyTool, AskUser, CanUseTool, ToolHooks } from '../tools/types.ts';
 import type { BackoffPolicy } from './backoff.ts';
 import type { BudgetPolicy } from './budget.ts';
+import { Children, type SubAgentsOptions, taskTool, withTaskTool } from './children/index.ts';
 import { type RunSettings, resolveRunConfig } from './config.ts';
 import {
   type Clock,
@@ -59,6 +68,8 @@ export interface SessionOptions {
   /** Cap on one tool call's input in JSON bytes (default 1 MiB): larger calls get an is_error result. */
   maxToolInputBytes?: number;
   compactTailTokens?: number;
+  /** Offer the `Task` tool: sub-agents as child sessions on the same store (a child gets none). */
+  subAgents?: SubAgentsOptions;
 }
 
 export interface RunResult {
@@ -99,26 +110,45 @@ export class Session {
   private abortLoggedFor: string | null = null;
   private readonly registry: ToolRegistry;
   private readonly clock: Clock;
+  private readonly children: Children | null = null;
 
   private constructor(
     private readonly writer: SessionWriter,
     private readonly opts: SessionOptions,
   ) {
-    this.registry = opts.tools instanceof ToolRegistry ? opts.tools : new ToolRegistry(opts.tools ?? []);
+    const tools = opts.tools instanceof ToolRegistry ? opts.tools : new ToolRegistry(opts.tools ?? []);
     this.clock = opts.clock ?? systemClock;
+    if (opts.subAgents) {
+      // A bad `tools` entry in an agent file fails here, at start-up, naming the file.
+      opts.subAgents.agents.checkTools(tools.names());
+      this.children = new Children(
+        { writer, options: opts, registry: tools, clock: this.clock, ids: opts.ids ?? nanoidIds },
+        opts.subAgents,
+        { create: (o) => Session.create(o), open: (id, o) => Session.open(id, o) },
+      );
+      this.registry = withTaskTool(tools, taskTool(this.children, opts.subAgents.agents));
+    } else {
+      this.registry = tools;
+    }
     if (opts.onRecord) writer.onRecord(opts.onRecord);
   }
 
   static async create(
-    opts: SessionOptions & { forkedFrom?: { session: string; seq: number } },
+    opts: SessionOptions & {
+      forkedFrom?: { session: string; seq: number };
+      /** A sub-agent's session: its id was announced in the parent's log before it existed. */
+      id?: string;
+      parent?: ParentLink;
+    },
   ): Promise<Session> {
-    const id = (opts.ids ?? nanoidIds)('session');
+    const id = opts.id ?? (opts.ids ?? nanoidIds)('session');
     const writer = new SessionWriter(id, opts.store, emptySessionState());
     const session = new Session(writer, opts);
     session.rec(null, 'session.created', {
       ...(opts.title ? { title: opts.title } : {}),
       ...(opts.cwd ? { cwd: opts.cwd } : {}),
       ...(opts.forkedFrom ? { forkedFrom: opts.forkedFrom } : {}),
+      ...(opts.parent ? { parent: opts.parent } : {}),
     });
     await writer.commit();
     return session;
@@ -138,6 +168,11 @@ export class Session {
 
   get state(): SessionState {
     return this.writer.state;
+  }
+
+  /** Sub-agents this object has run (started or resumed). */
+  get subAgentsRun(): number {
+    return this.children?.runCount ?? 0;
   }
 
   get running(): boolean {
@@ -242,6 +277,8 @@ export class Session {
         onMessage: (e) => this.rec(runId, 'message.appended', appendedData(this.state, e.message, e.origin)),
       },
     );
+    // Children cut short by an abort still end (and are logged) inside this run.
+    await this.children?.settled();
     const status: RunStatus = TERMINAL_STATUS[outcome.reason as TerminalReason] ?? 'failed';
     const usage = this.state.currentRun?.usage ?? outcome.context.usage;
     const result: RunResult = {
@@ -270,7 +307,7 @@ export class Session {
    * run, so the closed run's records are exactly what the dead process logged.
    */
   private async closeInterruptedRun(): Promise<InterruptedRunPlan | null> {
-    const plan = planInterruptedRun(this.state);
+    const plan = planInterruptedRun(this.state, { subAgents: this.children !== null });
     if (!plan) return null;
     const run = this.state.currentRun!;
     this.rec(plan.runId, 'run.ended', {
@@ -335,6 +372,23 @@ export class Session {
           },
         },
       );
+    }
+    if (plan.children.length > 0) {
+      const children = this.children!;
+      const outputs = await Promise.all(plan.children.map((c) => children.resume(c, signal)));
+      plan.children.forEach((c, i) => {
+        const out = outputs[i]!;
+        const result = { content: out.content, isError: out.isError ?? false };
+        this.rec(runId, 'tool.finished', {
+          toolUseId: c.toolUseId,
+          name: TASK_TOOL_NAME,
+          index: c.index,
+          outcome: result.isError ? 'error' : 'ok',
+          result: result as RecordData<'tool.finished'>['result'],
+          durationMs: 0,
+        });
+        blocks.push({ index: c.index, block: resultBlock(c.toolUseId, result) });
+      });
     }
     if (blocks.length > 0) {
       blocks.sort((a, b) => a.index - b.index);

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sessionTree } from '../replay/sessionTree.ts';
 import { SessionNotFoundError } from '../store/errors.ts';
 import type { LogRecord } from '../store/records.ts';
 import type { EventStore } from '../store/types.ts';
@@ -108,6 +109,10 @@ export async function startViewerServer(options: ViewerServerOptions): Promise<V
       const source = await read(from.session);
       fork = forkDiff(await read(session), source);
       sessions.push({ index: indexRecords(source, chart), role: 'source' });
+    }
+    // Its sub-agents, as they are now: Task calls link to them (only the session itself is live).
+    for (const child of (await sessionTree(store, session)).slice(1)) {
+      sessions.push({ index: indexRecords(child.records, chart), role: 'child' });
     }
     const base = `/api/sessions/${encodeURIComponent(session)}`;
     return renderViewerPage(sessions, {

@@ -22,6 +22,11 @@ const EntrySchema = z.object({
   status: z.union([RunStatusSchema, z.enum(['running', 'idle', 'interrupted'])]),
   lastSeq: z.number().int().nonnegative(),
   forkedFrom: z.object({ session: z.string(), seq: z.number().int() }).nullable(),
+  // Rows written before sub-agents existed have no `parent`: they are no one's child.
+  parent: z
+    .object({ session: z.string(), toolUseId: z.string().nullable(), agent: z.string() })
+    .nullable()
+    .default(null),
   bytes: z.number().int().nonnegative(),
   mtimeMs: z.number(),
   ino: z.number(),

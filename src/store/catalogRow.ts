@@ -12,6 +12,7 @@ export function updateCatalogRow(row: SessionInfo | undefined, records: readonly
     status: 'idle',
     lastSeq: 0,
     forkedFrom: null,
+    parent: null,
   };
   // One copy per batch, not per record: appends stay O(batch). Field by field: a spread costs
   // V8 ~3× as much here (bench/micro/writer.ts).
@@ -23,6 +24,7 @@ export function updateCatalogRow(row: SessionInfo | undefined, records: readonly
     status: next.status,
     lastSeq: next.lastSeq,
     forkedFrom: next.forkedFrom,
+    parent: next.parent,
   };
   for (const r of records) {
     next.updated = r.at;
@@ -32,6 +34,9 @@ export function updateCatalogRow(row: SessionInfo | undefined, records: readonly
         next.title = r.data.title ?? next.title;
         next.created = r.at;
         next.forkedFrom = r.data.forkedFrom ?? null;
+        next.parent = r.data.parent
+          ? { session: r.data.parent.session, toolUseId: r.data.parent.toolUseId, agent: r.data.parent.agent }
+          : null;
         break;
       case 'user.message':
         if (!next.title) {

@@ -158,6 +158,25 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
       }
       return s;
     }
+    case 'child.started': {
+      const tool = s.toolsInFlight.get(record.data.toolUseId);
+      if (tool) {
+        s.toolsInFlight = withEntry(s.toolsInFlight, tool.toolUseId, {
+          ...tool,
+          child: { session: record.data.child, agent: record.data.agent },
+        });
+      }
+      return s;
+    }
+    case 'child.finished':
+      // A sub-agent's model calls are the parent's spending too (its budget counts them).
+      s.usage = addUsage(s.usage, record.data.usage);
+      if (state.currentRun) {
+        const run = copyRun(state.currentRun);
+        run.usage = addUsage(run.usage, record.data.usage);
+        s.currentRun = run;
+      }
+      return s;
     case 'permission.decided':
       if (record.data.resolved === 'deny') {
         s.denials = s.denials.append({

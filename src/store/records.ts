@@ -12,6 +12,7 @@ import { ModelFailureSchema, ModelResponseSchema } from '../model/types.ts';
  *       by `h`, a hash chained over the records before it (src/store/seal.ts).
  *   2 — session.created may carry `parent` (a child's link) and `importedFrom` (a transcript
  *       import); new record `import.unmapped` (a transcript line the importer could not map).
+ *   2 — sub-agents: `child.started` / `child.finished` records (the `Task` tool's child sessions).
  */
 export const CURRENT_SCHEMA_VERSION = 2;
 export const SUPPORTED_SCHEMA_VERSIONS: readonly number[] = [1, 2];
@@ -64,8 +65,9 @@ const ModelPurposeSchema = z.enum(['turn', 'compaction']);
 const Seq = z.number().int().positive();
 
 /**
- * A child session's link to its parent. `run` and `toolUseId` are null when unknown (an
- * imported sub-agent whose Task call the transcript does not name).
+ * A child session's link to its parent: the session, run and `Task` call that started it.
+ * `run` and `toolUseId` are null when unknown (an imported sub-agent whose Task call the
+ * transcript does not name).
  */
 export const ParentLinkSchema = z.object({
   session: z.string(),
@@ -106,6 +108,7 @@ export const RecordDataSchemas = {
     title: z.string().optional(),
     cwd: z.string().optional(),
     forkedFrom: z.object({ session: z.string(), seq: z.number().int().nonnegative() }).optional(),
+    /** Set on a sub-agent's session: the session, run and `Task` call that started it. */
     parent: ParentLinkSchema.optional(),
     importedFrom: ImportedFromSchema.optional(),
   }),
@@ -217,6 +220,20 @@ export const RecordDataSchemas = {
       ),
     z.object({ ok: z.literal(false), mode: z.enum(['auto', 'reactive']), error: z.string() }),
   ]),
+  /** Written durably by a `Task` call before its child session exists: resume finds the child by it. */
+  'child.started': z.object({ toolUseId: z.string(), child: z.string(), agent: z.string() }),
+  /** How the child's run ended, before its result goes back to the parent's model. */
+  'child.finished': z.object({
+    toolUseId: z.string(),
+    child: z.string(),
+    status: RunStatusSchema,
+    reason: z.string(),
+    /** Model turns of every run of the child. */
+    turns: z.number().int().nonnegative(),
+    /** Every model call of the child: it counts towards the parent's budget. */
+    usage: UsageSchema,
+    error: z.string().optional(),
+  }),
   'abort.requested': z.object({ reason: z.string().optional() }),
   /** An effect of the runtime failed unexpectedly (not a model error, not an abort): the fact replay needs for runtime_error. */
   'actor.failed': z.object({ actor: z.string(), message: z.string() }),
@@ -274,6 +291,8 @@ export const LogRecordSchema = z.discriminatedUnion('type', [
   recordSchema('permission.decided'),
   recordSchema('hook.decided'),
   recordSchema('compaction.finished'),
+  recordSchema('child.started'),
+  recordSchema('child.finished'),
   recordSchema('abort.requested'),
   recordSchema('actor.failed'),
   recordSchema('transition'),

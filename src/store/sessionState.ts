@@ -40,6 +40,8 @@ export interface InFlightTool {
   input: unknown;
   readOnly: boolean;
   index: number;
+  /** A `Task` call whose child session was announced (`child.started`): resume continues that child. */
+  child?: { session: string; agent: string };
 }
 
 export interface UnappendedResult {
@@ -58,7 +60,7 @@ export interface SessionState {
   lastSeq: number;
   lastAt: number | null;
   messages: AppendOnlyList<Message>;
-  /** Every model call of the session, turns and compactions. */
+  /** Every model call of the session, turns and compactions, and those of its finished sub-agents. */
   usage: Usage;
   denials: AppendOnlyList<Denial>;
   filesRead: Readonly<Record<string, FileReadEntry>>;

@@ -25,6 +25,8 @@ export interface SessionInfo {
   status: RunStatus | 'running' | 'idle' | 'interrupted';
   lastSeq: number;
   forkedFrom: { session: string; seq: number } | null;
+  /** A sub-agent's session: the parent session, the `Task` call and the agent that started it. */
+  parent: { session: string; toolUseId: string | null; agent: string } | null;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { ToolResultBlock, ToolUseBlock } from '../model/messages.ts';
+import type { ToolResultBlock, ToolUseBlock, Usage } from '../model/messages.ts';
 import { DEFAULT_MAX_TOOL_INPUT_BYTES, formatBytes, inputExceeds } from './inputSize.ts';
 import type { ToolRegistry } from './registry.ts';
 import type {
@@ -31,6 +31,8 @@ export interface ToolCallReport {
   durationMs: number;
   filesRead?: FileReadFact[];
   synthetic?: boolean;
+  /** Model usage the call spent (a sub-agent's), when it finished on its own. */
+  usage?: Usage;
 }
 
 export interface PermissionReport {
@@ -384,6 +386,7 @@ function callReport(
     result: { content: out.content, isError: out.isError ?? outcome !== 'ok' },
     durationMs: Math.max(0, now() - t0),
     ...(out.filesRead?.length ? { filesRead: out.filesRead } : {}),
+    ...(out.usage ? { usage: out.usage } : {}),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { ContentBlock } from '../model/messages.ts';
+import type { ContentBlock, Usage } from '../model/messages.ts';
 
 /** What a tool learned about a file it read; kept in the session so Edit can refuse stale files. */
 export interface FileReadFact {
@@ -26,6 +26,8 @@ export interface ToolOutput {
   content: string | ContentBlock[];
   isError?: boolean;
   filesRead?: FileReadFact[];
+  /** Model usage the tool spent (a sub-agent's calls): it counts towards the run's budget. */
+  usage?: Usage;
 }
 
 export interface Tool<I = unknown> {

@@ -76,6 +76,12 @@ export function recordNote(r: LogRecord, appended?: readonly Message[]): string 
       return r.data.ok
         ? `${r.data.mode} compaction: ${r.data.tokensBefore} → ${r.data.tokensAfter} tokens, ${compactedLength(r.data)} messages`
         : clip(`${r.data.mode} compaction failed: ${r.data.error}`);
+    case 'child.started':
+      return clip(`sub-agent ${r.data.agent}: session ${r.data.child}`);
+    case 'child.finished':
+      return clip(
+        `sub-agent ${r.data.child}: ${r.data.status} (${r.data.reason}) after ${r.data.turns} turns`,
+      );
     case 'abort.requested':
       return clip(`abort${r.data.reason ? `: ${r.data.reason}` : ''}`);
     case 'actor.failed':

@@ -16,6 +16,19 @@ function dl(pairs) {
   }
   return list;
 }
+/** Another session of the page a record leads to: a Task call's sub-agent, or a sub-agent's parent. */
+function linkedSession(i) {
+  const type = S.type(i);
+  if (childByToolUse.size && SUBAGENT_TYPES.has(type)) {
+    const k = childByToolUse.get(S.record(i).data.toolUseId);
+    if (k !== undefined) return { k, what: 'sub-agent', label: '↳ open ' + (M.sessions[k].parent?.agent || 'child') + ': ' };
+  }
+  if (type === 'session.created' && S.meta.parent) {
+    const k = M.sessions.findIndex((s) => s.id === S.meta.parent.session);
+    if (k >= 0) return { k, what: 'started by', label: '↰ open the parent: ' };
+  }
+  return null;
+}
 function recordLink(i, prefix) {
   const b = el('button', 'link', (prefix || '') + 'seq ' + S.seq(i) + ' ' + (S.c.edge[i] !== -1 ? S.t.reasons[S.c.reason[i]] : S.type(i)) + ' — ' + clip(S.notes.get(i), 90));
   b.addEventListener('click', () => go(i));
@@ -53,6 +66,13 @@ function drawRecord(pane) {
     rows.push(['triggered by', c.cause[i] >= 0 ? recordLink(c.cause[i], '◂ ') : '-', 'cause-link']);
   } else {
     rows.push(['what', S.notes.get(i)]);
+  }
+  const other = linkedSession(i);
+  if (other) {
+    const open = el('button', 'link session-link', other.label + (M.sessions[other.k].title || M.sessions[other.k].id));
+    open.title = 'open session ' + M.sessions[other.k].id;
+    open.addEventListener('click', () => switchSession(other.k));
+    rows.push([other.what, open]);
   }
   S.derive();
   const effects = S.effectOf.get(i) || [];

@@ -106,13 +106,38 @@ async function switchSession(k) {
   refilter();
   go(S.n - 1);
 }
+/** The page's sessions as a tree: each sub-agent right under the session that started it. */
+function sessionTreeOrder() {
+  const at = new Map(M.sessions.map((s, k) => [s.id, k]));
+  const kids = new Map();
+  const roots = [];
+  M.sessions.forEach((s, k) => {
+    const p = s.parent ? at.get(s.parent.session) : undefined;
+    if (p === undefined || p === k) roots.push(k);
+    else { if (!kids.has(p)) kids.set(p, []); kids.get(p).push(k); }
+  });
+  const out = [];
+  const seen = new Set();
+  const visit = (k, depth) => {
+    if (seen.has(k)) return;
+    seen.add(k);
+    out.push([k, depth]);
+    for (const c of kids.get(k) || []) visit(c, depth + 1);
+  };
+  for (const k of roots) visit(k, 0);
+  M.sessions.forEach((_, k) => visit(k, 0));
+  return out;
+}
 {
   const pick = $('session-pick');
-  M.sessions.forEach((s, k) => {
-    const o = el('option', null, (s.role === 'main' ? '' : s.role + ': ') + (s.title || s.id));
+  for (const [k, depth] of sessionTreeOrder()) {
+    const s = M.sessions[k];
+    const agent = depth > 0 && s.parent && s.parent.agent ? '[' + s.parent.agent + '] ' : '';
+    const role = s.role === 'source' ? 'source: ' : '';
+    const o = el('option', null, '\u00a0\u00a0'.repeat(depth) + (depth > 0 ? '└ ' : '') + role + agent + (s.title || s.id));
     o.value = String(k);
     pick.append(o);
-  });
+  }
   pick.hidden = M.sessions.length < 2;
   pick.addEventListener('change', () => switchSession(Number(pick.value)));
 }

@@ -215,12 +215,14 @@ function badgeOf(i, type) {
   if (type === 'run.started') return ['run', '▶ ' + S.runLabel(S.c.run[i]) + ' starts'];
   if (type === 'run.ended') return ['run', '■ ' + S.runLabel(S.c.run[i]) + ' ends'];
   if (type === 'session.created' && S.meta.parent) return ['child', '↰ child of ' + clip(S.meta.parent.session, 18)];
-  if (type === 'tool.started' && childByToolUse.size) {
+  if (childByToolUse.size && SUBAGENT_TYPES.has(type)) {
     const child = childByToolUse.get(S.record(i).data.toolUseId);
     if (child !== undefined) return ['child', '↳ child session ' + clip(M.sessions[child].id, 18)];
   }
   return null;
 }
+/** Records of a Task call: each links to the child session it started (when the page holds it). */
+const SUBAGENT_TYPES = new Set(['tool.started', 'child.started', 'child.finished', 'tool.finished']);
 let causeOfCur = -1;
 let effectsOfCur = [];
 function fillRow(r, i) {

@@ -302,6 +302,7 @@ describe('sessions, log, replay, fork', () => {
         'forkedFrom',
         'id',
         'lastSeq',
+        'parent',
         'status',
         'title',
         'updated',
@@ -312,6 +313,7 @@ describe('sessions, log, replay, fork', () => {
         status: 'completed',
         lastSeq: records.length,
         forkedFrom: null,
+        parent: null,
       });
     },
     SLOW,
@@ -727,6 +729,12 @@ describe('reloop run --demo', () => {
           sealed: true,
           divergence: null,
         });
+        // The demo's sub-agent: its own log, under the parent, verified with it.
+        const child = log.find((x) => x.type === 'child.started');
+        expect(child?.type === 'child.started' && child.data.agent).toBe('general-purpose');
+        const tree = await runCli(['replay', j.sessionId, '--verify', '--tree', '--json'], { cwd });
+        expect(tree.code, tree.stdout + tree.stderr).toBe(0);
+        expect(onlyJson<{ sessions: unknown[] }>(tree).sessions).toHaveLength(2);
       } finally {
         if (j.project?.startsWith(tmpdir())) await rm(j.project, { recursive: true, force: true });
       }

@@ -213,6 +213,7 @@ export function testEventStore(name: string, factory: () => Promise<EventStore>)
         status: 'idle',
         lastSeq: 2,
         forkedFrom: null,
+        parent: null,
       });
       expect(rows.find((r) => r.id === 'b')).toMatchObject({
         title: 'fix the failing test',
@@ -226,6 +227,36 @@ export function testEventStore(name: string, factory: () => Promise<EventStore>)
         status: 'failed',
         lastSeq: 3,
         forkedFrom: { session: 'b', seq: 2 },
+      });
+    });
+
+    it("lists a sub-agent's parent (run and toolUseId may be unknown)", async () => {
+      const k = new StreamBuilder('kid');
+      await store.append(
+        'kid',
+        [k.child({ session: 'p', run: 'r1', toolUseId: 'toolu_1', agent: 'general-purpose' })],
+        {
+          expectedSeq: 0,
+        },
+      );
+      const i = new StreamBuilder('imported');
+      await store.append(
+        'imported',
+        [i.child({ session: 'p', run: null, toolUseId: null, agent: 'Explore' })],
+        {
+          expectedSeq: 0,
+        },
+      );
+      const rows = await store.list();
+      expect(rows.find((r) => r.id === 'kid')?.parent).toEqual({
+        session: 'p',
+        toolUseId: 'toolu_1',
+        agent: 'general-purpose',
+      });
+      expect(rows.find((r) => r.id === 'imported')?.parent).toEqual({
+        session: 'p',
+        toolUseId: null,
+        agent: 'Explore',
       });
     });
 

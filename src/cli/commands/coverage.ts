@@ -5,7 +5,7 @@ import {
   type CoverageDetail,
   countAll,
   formatCoverage,
-  readLogFile,
+  readLogTree,
   readStoreRecords,
 } from '../../coverage/coverage.ts';
 import type { LogRecord } from '../../store/records.ts';
@@ -40,7 +40,7 @@ async function collect(logs: string[], opts: CoverageOptions): Promise<CoverageD
   if (useStore && !existsSync(dir)) throw new CommandFailed(`no store at ${dir}`);
   const store = useStore ? await openStore(opts) : undefined;
   try {
-    const sources: AsyncIterable<LogRecord>[] = logs.map((f) => readLogFile(f));
+    const sources: AsyncIterable<LogRecord>[] = logs.length > 0 ? [readLogTree(logs)] : [];
     if (store) sources.push(readStoreRecords(store));
     return await countAll(sources);
   } catch (e) {
@@ -60,7 +60,10 @@ export function registerCoverage(program: Command): void {
       .description(
         'reasons and chart edges covered by logs: every session of the store, or the given .jsonl files',
       )
-      .argument('[logs...]', '.jsonl session logs to read (then the store is read only if --store is given)')
+      .argument(
+        '[logs...]',
+        '.jsonl session logs to read, with the sub-agent logs beside them (then the store is read only if --store is given)',
+      )
       .option('--min <percent>', 'exit 1 when reason or edge coverage is below this percentage'),
   ).action(async (logs: string[], opts: CoverageOptions) => {
     const min = parseMin(opts.min);

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { textOf } from '../../model/messages.ts';
 import { loadRecords, stateAt } from '../../replay/loadSession.ts';
 import { verifyReplay } from '../../replay/verify.ts';
+import type { TreeVerifyReport } from '../../replay/verifyTree.ts';
 import { SessionNotFoundError } from '../../store/errors.ts';
 import {
   CommandFailed,
@@ -10,6 +11,7 @@ import {
   openStore,
   out,
   printJson,
+  UsageError,
   withCommonOptions,
 } from '../io.ts';
 
@@ -21,71 +23,88 @@ export function registerReplay(program: Command): void {
         'rebuild a session from its log; --verify re-drives the machine and compares every transition',
       )
       .option('--verify', 're-drive the statechart with the recorded facts and report the first divergence')
+      .option(
+        '--tree',
+        "with --verify: verify every sub-agent's log too, and how each child's end reached its parent",
+      )
       .option('--to <seq>', 'stop at this seq (state as of that record)'),
-  ).action(async (session: string, opts: GlobalOptions & { verify?: boolean; to?: string }) => {
-    const toSeq = intOption('--to', opts.to);
-    const store = await openStore(opts);
-    try {
-      if (!(await store.exists(session))) throw new SessionNotFoundError(session);
-      if (toSeq !== undefined) {
-        // A seq the log does not have is an error, not silently the end (as for fork --at).
-        const last = await store.lastSeq(session);
-        if (toSeq < 1 || toSeq > last)
-          throw new CommandFailed(`cannot replay ${session} to seq ${toSeq}: the log has seqs 1..${last}`, 1);
-      }
-      if (opts.verify) {
-        const records = await loadRecords(store, session, toSeq);
-        const report = await verifyReplay(records, { toSeq });
-        const { ok, transitions, divergence } = report;
-        if (opts.json)
-          printJson({ ok, records: report.records, transitions, sealed: report.sealed, divergence });
-        else if (ok)
-          out(
-            `ok: ${report.records} records, ${transitions} transitions in ${report.runs} runs replay identically`,
-          );
-        else {
-          out(`DIVERGED at seq ${divergence!.seq}: ${divergence!.detail}`);
-          out(`  expected: ${JSON.stringify(divergence!.expected)}`);
-          out(`  actual:   ${JSON.stringify(divergence!.actual)}`);
+  ).action(
+    async (session: string, opts: GlobalOptions & { verify?: boolean; tree?: boolean; to?: string }) => {
+      const toSeq = intOption('--to', opts.to);
+      if (opts.tree && !opts.verify) throw new UsageError('--tree goes with --verify');
+      const store = await openStore(opts);
+      try {
+        if (!(await store.exists(session))) throw new SessionNotFoundError(session);
+        if (toSeq !== undefined) {
+          // A seq the log does not have is an error, not silently the end (as for fork --at).
+          const last = await store.lastSeq(session);
+          if (toSeq < 1 || toSeq > last)
+            throw new CommandFailed(
+              `cannot replay ${session} to seq ${toSeq}: the log has seqs 1..${last}`,
+              1,
+            );
         }
-        if (!ok) throw new CommandFailed('', 1);
-        return;
-      }
-      const state = await stateAt(store, session, toSeq);
-      const run = state.currentRun ?? state.runs.last() ?? null;
-      if (opts.json) {
-        printJson({
-          session,
-          seq: state.lastSeq,
-          state: state.currentRun?.state ?? null,
-          run,
-          usage: state.usage,
-          messages: state.messages.view(),
-          denials: state.denials.view(),
-          filesRead: Object.values(state.filesRead),
-          compactions: state.compactions,
+        if (opts.verify && opts.tree) {
+          const { verifyTree } = await import('../../replay/verifyTree.ts');
+          const tree = await verifyTree(store, session, { toSeq });
+          printTree(tree, opts.json === true);
+          if (!tree.ok) throw new CommandFailed('', 1);
+          return;
+        }
+        if (opts.verify) {
+          const records = await loadRecords(store, session, toSeq);
+          const report = await verifyReplay(records, { toSeq });
+          const { ok, transitions, divergence } = report;
+          if (opts.json)
+            printJson({ ok, records: report.records, transitions, sealed: report.sealed, divergence });
+          else if (ok)
+            out(
+              `ok: ${report.records} records, ${transitions} transitions in ${report.runs} runs replay identically`,
+            );
+          else {
+            out(`DIVERGED at seq ${divergence!.seq}: ${divergence!.detail}`);
+            out(`  expected: ${JSON.stringify(divergence!.expected)}`);
+            out(`  actual:   ${JSON.stringify(divergence!.actual)}`);
+          }
+          if (!ok) throw new CommandFailed('', 1);
+          return;
+        }
+        const state = await stateAt(store, session, toSeq);
+        const run = state.currentRun ?? state.runs.last() ?? null;
+        if (opts.json) {
+          printJson({
+            session,
+            seq: state.lastSeq,
+            state: state.currentRun?.state ?? null,
+            run,
+            usage: state.usage,
+            messages: state.messages.view(),
+            denials: state.denials.view(),
+            filesRead: Object.values(state.filesRead),
+            compactions: state.compactions,
+          });
+          return;
+        }
+        out(`session ${session} as of seq ${state.lastSeq}`);
+        if (run)
+          out(
+            `run ${run.id}: ${run.status}${run.reason ? ` (${run.reason})` : ''}, state ${run.state}, ${run.turns} turns`,
+          );
+        out(
+          `usage: ${state.usage.inputTokens} in / ${state.usage.outputTokens} out, $${state.usage.costUsd.toFixed(4)}`,
+        );
+        out(`messages (${state.messages.length}):`);
+        state.messages.view().forEach((m, i) => {
+          out(
+            `  [${i}] ${m.role}: ${textOf(m.content).replace(/\s+/g, ' ').slice(0, 160) || summarize(m.content)}`,
+          );
         });
-        return;
+        if (state.denials.length) out(`permission denials: ${state.denials.length}`);
+      } finally {
+        await store.close();
       }
-      out(`session ${session} as of seq ${state.lastSeq}`);
-      if (run)
-        out(
-          `run ${run.id}: ${run.status}${run.reason ? ` (${run.reason})` : ''}, state ${run.state}, ${run.turns} turns`,
-        );
-      out(
-        `usage: ${state.usage.inputTokens} in / ${state.usage.outputTokens} out, $${state.usage.costUsd.toFixed(4)}`,
-      );
-      out(`messages (${state.messages.length}):`);
-      state.messages.view().forEach((m, i) => {
-        out(
-          `  [${i}] ${m.role}: ${textOf(m.content).replace(/\s+/g, ' ').slice(0, 160) || summarize(m.content)}`,
-        );
-      });
-      if (state.denials.length) out(`permission denials: ${state.denials.length}`);
-    } finally {
-      await store.close();
-    }
-  });
+    },
+  );
 }
 
 function summarize(content: unknown): string {
@@ -93,4 +112,35 @@ function summarize(content: unknown): string {
   return content
     .map((b: { type?: string; name?: string }) => `[${b.type}${b.name ? ` ${b.name}` : ''}]`)
     .join(' ');
+}
+
+function printTree(tree: TreeVerifyReport, json: boolean): void {
+  if (json) {
+    printJson({
+      ok: tree.ok,
+      sessions: tree.sessions.map((s) => ({
+        session: s.session,
+        parent: s.parent,
+        ok: s.report.ok,
+        records: s.report.records,
+        transitions: s.report.transitions,
+      })),
+      divergence: tree.divergence,
+    });
+    return;
+  }
+  for (const s of tree.sessions) {
+    const who = s.parent ? `  child ${s.session}` : `session ${s.session}`;
+    out(
+      `${who}: ${s.report.ok ? 'ok' : 'DIVERGED'}, ${s.report.records} records, ${s.report.transitions} transitions in ${s.report.runs} runs`,
+    );
+  }
+  const d = tree.divergence;
+  if (!d) {
+    out(`ok: ${tree.sessions.length} sessions replay identically`);
+    return;
+  }
+  out(`DIVERGED in session ${d.session} at seq ${d.seq}: ${d.detail}`);
+  out(`  expected: ${JSON.stringify(d.expected)}`);
+  out(`  actual:   ${JSON.stringify(d.actual)}`);
 }

@@ -34,6 +34,7 @@ import {
   withCommonOptions,
 } from '../io.ts';
 import { liveOutput } from '../liveOutput.ts';
+import { subAgentsFor } from '../subAgents.ts';
 
 export interface RunOptions extends GlobalOptions {
   model?: string;
@@ -49,6 +50,8 @@ export interface RunOptions extends GlobalOptions {
   fallbackModel?: string;
   resume?: string;
   demo?: boolean;
+  agentsDir: string[];
+  subagentMaxTurns?: string;
   passEnv: string[];
 }
 
@@ -86,7 +89,14 @@ export function registerRun(program: Command): void {
         'let Bash and hooks see this secret variable (withheld by default; see docs/security.md) (repeatable)',
         collect,
         [],
-      ),
+      )
+      .option(
+        '--agents-dir <dir>',
+        'more sub-agent definitions (*.md, as .claude/agents) for the Task tool (repeatable)',
+        collect,
+        [],
+      )
+      .option('--subagent-max-turns <n>', "tool rounds of each sub-agent's run (default: --max-turns)"),
   ).action(async (prompt: string | undefined, opts: RunOptions) => {
     if (opts.demo) {
       if (opts.resume || opts.script || opts.model) {
@@ -104,9 +114,11 @@ export function registerRun(program: Command): void {
       throw new UsageError('a prompt is required (or --resume <session> to continue one)');
     // Every flag is checked before the store is opened, so bad usage leaves no trace on disk.
     checkRunFlags(opts);
+    // Agent files too: a bad one stops the run before the store is touched.
+    const subAgents = await runSubAgents(opts);
     const store = await openStore(opts);
     try {
-      const result = await runWith(store, prompt ?? null, opts);
+      const result = await runWith(store, prompt ?? null, opts, { subAgents });
       process.exitCode = result.status === 'completed' ? EXIT.ok : EXIT.failed;
     } finally {
       await store.close();
@@ -161,6 +173,7 @@ export async function runWith(
     model,
     cwd,
     tools: builtinTools({ allowOutsideCwd: outsideAllowed, bash: { passEnv } }),
+    subAgents: extra.subAgents ?? (await runSubAgents({ ...opts, cwd })),
     canUseTool,
     askUser: !quiet && process.stdin.isTTY ? terminalAsk : undefined,
     toolHooks,
@@ -195,8 +208,10 @@ export async function runWith(
     );
     if (result.error) out(`  error: ${result.error}`);
     out(`  log:    ${path.join(storeDir(opts), 'sessions', `${sessionId}.jsonl`)}`);
+    // A run that started sub-agents is verified with them: --tree checks each child's log too.
+    const tree = session.subAgentsRun > 0 ? ' --tree' : '';
     out(
-      `  replay: ${selfCommand()} replay ${sessionId} --verify${opts.store ? ` --store ${opts.store}` : ''}`,
+      `  replay: ${selfCommand()} replay ${sessionId} --verify${tree}${opts.store ? ` --store ${opts.store}` : ''}`,
     );
     out(
       `  view:   ${selfCommand()} viz ${sessionId} --format html --out session.html${opts.store ? ` --store ${opts.store}` : ''}`,
@@ -220,6 +235,21 @@ async function modelFrom(opts: RunOptions, requestAbort: () => void): Promise<Mo
   return new AnthropicModelClient();
 }
 
+/** The Task tool's agents for a run (its working directory's and `--agents-dir`'s). */
+export function runSubAgents(opts: RunOptions) {
+  const cwd = path.resolve(opts.cwd ?? process.cwd());
+  const maxTurns =
+    opts.subagentMaxTurns !== undefined
+      ? positiveInt('--subagent-max-turns', opts.subagentMaxTurns)
+      : undefined;
+  return subAgentsFor(
+    cwd,
+    opts.agentsDir ?? [],
+    builtinTools().map((t) => t.name),
+    maxTurns,
+  );
+}
+
 /** Validates the flags that need no I/O; throws UsageError / CommandFailed (exit 2). */
 export function checkRunFlags(opts: RunOptions): void {
   parseMode(opts.permissionMode);
@@ -228,6 +258,7 @@ export function checkRunFlags(opts: RunOptions): void {
       throw new UsageError(`--pass-env takes a variable name, got ${JSON.stringify(name)}`);
   }
   if (opts.maxTurns !== undefined) positiveInt('--max-turns', opts.maxTurns);
+  if (opts.subagentMaxTurns !== undefined) positiveInt('--subagent-max-turns', opts.subagentMaxTurns);
   if (opts.maxBudgetUsd !== undefined) positiveNumber('--max-budget-usd', opts.maxBudgetUsd);
   if (!opts.script) assertModelAvailable();
 }

@@ -33,6 +33,17 @@ async function sourceOf(
   return [{ records: await readSession(store, from.session), role: 'source' }];
 }
 
+/** A session's page holds its sub-agents too (all the tree below it): Task calls link to them. */
+async function childrenOf(
+  store: FileEventStore,
+  session: string,
+  records: LogRecord[],
+): Promise<{ records: LogRecord[]; role: 'child' }[]> {
+  const { sessionTree } = await import('../../replay/sessionTree.ts');
+  const tree = await sessionTree(store, session, records);
+  return tree.slice(1).map((m) => ({ records: m.records, role: 'child' as const }));
+}
+
 export function registerViz(program: Command): void {
   withCommonOptions(
     program
@@ -62,12 +73,13 @@ export function registerViz(program: Command): void {
       const { edgeCounts } = await import('../../viz/sessionView.ts');
       const chart = chartOf();
       let records: LogRecord[] | null = null;
-      let related: { records: LogRecord[]; role: 'source' }[] = [];
+      let related: { records: LogRecord[]; role: 'source' | 'child' }[] = [];
       if (session) {
         const store = await openStore(opts);
         try {
           records = await readSession(store, session);
-          if (opts.format === 'html' && !opts.json) related = await sourceOf(store, records);
+          if (opts.format === 'html' && !opts.json)
+            related = [...(await sourceOf(store, records)), ...(await childrenOf(store, session, records))];
         } finally {
           await store.close();
         }

@@ -64,6 +64,11 @@ export class StreamBuilder {
     });
   }
 
+  /** A sub-agent's first record: linked to the `Task` call that started it. */
+  child(parent: { session: string; run: string | null; toolUseId: string | null; agent: string }): LogRecord {
+    return this.record('session.created', { title: 'sub-task', parent });
+  }
+
   user(text: string): LogRecord {
     return this.record('user.message', { message: { role: 'user', content: text } });
   }
