@@ -35,7 +35,8 @@ export function describeRecord(r: LogRecord): string {
     case 'backoff.scheduled':
       return `backoff ${r.data.delayMs} ms before attempt ${r.data.attempt + 1}${r.data.retryAfterMs !== undefined ? ` (retry-after ${r.data.retryAfterMs} ms)` : ''}`;
     case 'tool.started':
-      return `tool ${r.data.name} started ${clip(JSON.stringify(r.data.input), 80)}`;
+      // v2 leaves out an input that is the tool_use block's own (in the response before it).
+      return `tool ${r.data.name} started ${r.data.input === undefined ? '(input as in its tool_use)' : clip(JSON.stringify(r.data.input), 80)}`;
     case 'tool.finished':
       return `tool ${r.data.name} ${r.data.outcome}${r.data.synthetic ? ' (synthetic)' : ''} in ${Math.round(r.data.durationMs)} ms: ${clip(typeof r.data.result.content === 'string' ? r.data.result.content : JSON.stringify(r.data.result.content), 70)}`;
     case 'permission.decided':

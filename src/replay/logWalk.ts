@@ -1,3 +1,4 @@
+import { TASK_TOOL_NAME } from '../agents/definition.ts';
 import { INTERRUPTED_RUN_REASON } from '../machines/reasons.ts';
 import { type Message, toolUsesOf } from '../model/messages.ts';
 import { type InterruptedRunPlan, planInterruptedRun } from '../runtime/recovery.ts';
@@ -97,7 +98,7 @@ export class LogWalk {
         }
       }
       if (r.type === 'run.ended' && r.data.reason === INTERRUPTED_RUN_REASON)
-        owed = planInterruptedRun(state);
+        owed = closingPlan(state, r.data.interrupted?.inFlight);
       state = next;
       if (open && r.type === 'run.ended') {
         yield open;
@@ -192,7 +193,7 @@ export class LogWalk {
     }
     // What was in flight is compared where it is recorded (v2 always records it when resume closes a run).
     if (!r.data.interrupted && (r.data.reason !== INTERRUPTED_RUN_REASON || r.v < 2)) return null;
-    const plan = planInterruptedRun(state)!;
+    const plan = closingPlan(state, r.data.interrupted?.inFlight);
     const expected = {
       status: 'aborted',
       reason: INTERRUPTED_RUN_REASON,
@@ -224,6 +225,13 @@ export class LogWalk {
             actual: r.data,
             detail: 'the "interrupted" result resume owed is not the one logged',
           };
+    }
+    // A sub-agent in flight is resumed from its own log; its end is the Task call's result.
+    const child = plan.children.find((x) => x.toolUseId === r.data.toolUseId);
+    if (child) {
+      return child.index === r.data.index && r.data.name === TASK_TOOL_NAME
+        ? null
+        : { seq: r.seq, expected: child, actual: r.data, detail: 'a Task result that is not its call’s' };
     }
     const rerun = plan.rerun.find((x) => x.toolUseId === r.data.toolUseId);
     if (!rerun || rerun.name !== r.data.name || rerun.index !== r.data.index) {
@@ -259,6 +267,17 @@ export class LogWalk {
       detail: 'the repaired history is not the results of the open tool calls',
     };
   }
+}
+
+/**
+ * The plan resume made when it closed a dead run. It depends on whether the resuming session ran
+ * sub-agents (then a Task call in flight resumes its child instead of being re-run), which the log
+ * does not record: the plan whose in-flight list is the one logged is the one resume made.
+ */
+function closingPlan(state: SessionState, logged: readonly string[] | undefined): InterruptedRunPlan {
+  const plain = planInterruptedRun(state)!;
+  const withChildren = planInterruptedRun(state, { subAgents: true })!;
+  return logged && json(withChildren.inFlight) === json(logged) ? withChildren : plain;
 }
 
 /** A tool result is an error exactly when its outcome is not `ok` (the orchestrator's rule). */

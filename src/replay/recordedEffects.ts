@@ -12,7 +12,7 @@ import type {
 } from '../machines/context.ts';
 import type { EffectHandlers, EffectName } from '../machines/effects.ts';
 import { decideStop, type StopAnswer } from '../machines/stopDecision.ts';
-import { addUsage, estimateTokens, type ToolResultBlock, type Usage, ZERO_USAGE } from '../model/messages.ts';
+import { addUsage, estimateTokens, type ToolResultBlock, type Usage } from '../model/messages.ts';
 import type { ModelRequest, ModelResponse } from '../model/types.ts';
 import type { LogRecord, RecordOf } from '../store/records.ts';
 import { expectedCompaction, expectedRequest, toolBatchProblem } from './derivedFacts.ts';

@@ -61,7 +61,9 @@ export function recordNote(r: LogRecord, appended?: readonly Message[]): string 
     case 'backoff.scheduled':
       return `attempt ${r.data.attempt}: wait ${Math.round(r.data.delayMs)} ms`;
     case 'tool.started':
-      return clip(`${r.data.name} ${json(r.data.input)}`);
+      return clip(
+        `${r.data.name} ${r.data.input === undefined ? '(input as in its tool_use)' : json(r.data.input)}`,
+      );
     case 'tool.finished':
       return clip(
         `${r.data.name} ${r.data.outcome} in ${r.data.durationMs.toFixed(1)} ms${r.data.synthetic ? ' (synthetic)' : ''}`,
