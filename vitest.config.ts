@@ -1,8 +1,20 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+const src = (file: string) => fileURLToPath(new URL(`./src/${file}`, import.meta.url));
+
 export default defineConfig({
+  resolve: {
+    // Tests written as a user writes them (`from 'reloop/testing'`) run against the source.
+    alias: [
+      { find: /^reloop\/testing$/, replacement: src('testing/index.ts') },
+      { find: /^reloop$/, replacement: src('index.ts') },
+    ],
+  },
   test: {
     include: ['test/**/*.test.ts'],
+    // The CLI tests spawn bin/reloop.js, which runs dist/: built once here from src/.
+    globalSetup: ['test/support/buildDist.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',

@@ -3,7 +3,8 @@
  * folder written at bench time, beside the floor of reading and JSON-parsing the same bytes,
  * and peak RSS for two folder sizes with the same largest session (memory must follow the
  * largest session, not the folder). Each measurement runs in its own process.
- *   node --import tsx bench/import.ts        (BENCH_IMPORT_MB=50 sets the smaller folder's size)
+ *   npm run bench:build && node node_modules/.cache/reloop-bench/bench/import.js
+ *   (BENCH_IMPORT_MB=50 sets the smaller folder's size)
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -14,7 +15,9 @@ import { writeProjectsFolder } from './support/claudeCodeFolder.ts';
 
 const run = promisify(execFile);
 const MB = 1024 * 1024;
-const CHILD = new URL('./importChild.ts', import.meta.url).pathname;
+/** The child is this file's sibling: compiled (.js, run as is) or the source (.ts, through tsx). */
+const COMPILED = import.meta.url.endsWith('.js');
+const CHILD = new URL(COMPILED ? './importChild.js' : './importChild.ts', import.meta.url).pathname;
 
 interface ChildResult {
   ms: number;
@@ -29,7 +32,7 @@ interface ChildResult {
 async function child(what: 'import' | 'parse', folder: string, store: string): Promise<ChildResult> {
   const { stdout } = await run(
     process.execPath,
-    ['--expose-gc', '--import', 'tsx', CHILD, what, folder, store],
+    ['--expose-gc', ...(COMPILED ? [] : ['--import', 'tsx']), CHILD, what, folder, store],
     {
       maxBuffer: 16 * MB,
     },

@@ -1,6 +1,6 @@
 /**
  * One import, alone in its process, so its peak RSS is the import's (bench/import.ts runs it):
- *   node --import tsx bench/importChild.ts <what> <folder> <store>
+ *   node node_modules/.cache/reloop-bench/bench/importChild.js <what> <folder> <store>   (after npm run bench:build)
  * what: `import` (the whole import into a file store) or `parse` (read + JSON.parse every line:
  * the floor any importer stands on). Prints one JSON line.
  */

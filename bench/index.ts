@@ -1,15 +1,18 @@
 import { benchChildren } from './children.ts';
+import { benchE2e } from './e2e.ts';
 import { benchImport } from './import.ts';
 import { benchLogSize, benchLongLines } from './log.ts';
 import { benchLoop } from './loop.ts';
 import { benchReplay } from './replay.ts';
 import { benchSandbox } from './sandbox.ts';
+import { benchStartup } from './startup.ts';
 import { benchStore } from './store.ts';
 import { benchViewer } from './viewer.ts';
 
 /**
  * `npm run bench`: every benchmark, printed as tables (docs/BENCHMARKS.md records the numbers
- * and how to reproduce them). Run on an otherwise idle machine; BENCH_ROUNDS sets the loop size.
+ * and how to reproduce them). It runs compiled (tsconfig.bench.json), against the built CLI.
+ * Run on an otherwise idle machine; BENCH_ROUNDS sets the loop size.
  */
 const rounds = Number(process.env.BENCH_ROUNDS ?? 10_000);
 await benchLoop(rounds);
@@ -21,3 +24,5 @@ await benchLongLines();
 await benchViewer();
 await benchImport();
 await benchSandbox();
+await benchStartup();
+await benchE2e();

@@ -7,10 +7,10 @@
  *   `reloop log` does), beside `readFile` + `JSON.parse` of the same file in the same run.
  *   node --import tsx bench/log.ts
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import type { Script } from '../src/model/script.ts';
@@ -24,7 +24,14 @@ import { compactedHistoryOf, startedInput } from '../src/store/refs.ts';
 import { emptySessionState } from '../src/store/sessionState.ts';
 import type { Tool } from '../src/tools/types.ts';
 
-const SRC_DIR = fileURLToPath(new URL('../src/', import.meta.url));
+/** The repository's TypeScript sources, found from here whether this runs from bench/ or compiled. */
+function sourcesDir(): string {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'src', 'store', 'records.ts'))) return join(dir, 'src');
+    if (dirname(dir) === dir) throw new Error('bench/log.ts: the repository sources were not found');
+  }
+}
+const SRC_DIR = sourcesDir();
 const ROUNDS = 200;
 const RESULT_BYTES = 10 * 1024;
 const TARGET_RATIO = 1.25;

@@ -1,7 +1,7 @@
 /**
  * File store benchmark: durable append throughput, append cost as the stream grows, read+validate
  * throughput, and this machine's fdatasync latency (the floor every durable commit stands on).
- *   node --import tsx bench/store.ts [dir]
+ *   npm run bench:build && node node_modules/.cache/reloop-bench/bench/store.js [dir]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -4,7 +4,7 @@
  * page opened in the same browser in the same run (the baseline). Prints the log and page
  * sizes, the time to render the page, the time until the page is ready in Chromium, and the
  * time a step takes there (one record, a jump of the slider, a filter).
- *   node --import tsx bench/viewer.ts [rounds]
+ *   npm run bench:build && node node_modules/.cache/reloop-bench/bench/viewer.js [rounds]
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -1,7 +1,7 @@
 /**
  * evolve cost per record: the fold of a session start plus 1000 tool rounds (10 records each),
  * overall and per record type.
- *   node --import tsx bench/micro/evolve.ts
+ *   npm run bench:build && node node_modules/.cache/reloop-bench/bench/micro/evolve.js
  */
 import { evolve, fold } from '../../src/store/evolve.ts';
 import type { SessionState } from '../../src/store/sessionState.ts';

@@ -2,7 +2,7 @@
  * runToolBatch per call on the common path: one allowed, concurrency-safe tool that returns at
  * once (bench/noopRounds.ts's noop), one call per batch as in the loop benchmark; then five
  * calls per batch; then the pieces execute() pays per call, alone.
- *   node --import tsx bench/micro/orchestrator.ts
+ *   npm run bench:build && node node_modules/.cache/reloop-bench/bench/micro/orchestrator.js
  */
 import type { ToolUseBlock } from '../../src/model/messages.ts';
 import { type BatchObserver, type BatchOptions, runToolBatch } from '../../src/tools/orchestrator.ts';
@@ -14,7 +14,7 @@ const BATCHES = 5000;
 const run = new AbortController();
 const registry = new ToolRegistry([noop]);
 const observer: BatchObserver = { beforeRun: async () => {}, onFinished: () => {}, onPermission: () => {} };
-// Made once: under tsx (keepNames) every named closure costs ~0.5 µs to create, not ours to count.
+// Made once: the per-batch objects of the caller are not ours to count.
 const session = { sessionId: 's', fileRead: () => undefined };
 const canUseTool = () => ({ behavior: 'allow' }) as const;
 const uses = (batch: number, calls: number): ToolUseBlock[] =>

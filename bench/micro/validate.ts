@@ -1,7 +1,7 @@
 /**
  * validateRecord cost per record type, for the ten records of a tool round (and the round total),
  * next to the plain zod union parse it replaced (`LogRecordSchema.safeParse`, runtime parser).
- *   node --import tsx bench/micro/validate.ts
+ *   npm run bench:build && node node_modules/.cache/reloop-bench/bench/micro/validate.js
  */
 import { LogRecordSchema } from '../../src/store/records.ts';
 import { validateRecord } from '../../src/store/validate.ts';

@@ -1,7 +1,7 @@
 /**
  * SessionWriter + MemoryEventStore per tool round: ten `add`s and two `commit`s (the runtime's
  * write-ahead points), with the store validating (its default) and not, and the parts alone.
- *   node --import tsx bench/micro/writer.ts
+ *   npm run bench:build && node node_modules/.cache/reloop-bench/bench/micro/writer.js
  */
 import { SessionWriter } from '../../src/runtime/sessionWriter.ts';
 import { updateCatalogRow } from '../../src/store/catalogRow.ts';

@@ -1,15 +1,12 @@
 import { textOf } from '../model/messages.ts';
 import type { LogRecord } from '../store/records.ts';
 import { appendedSource, compactedLength } from '../store/refs.ts';
+import { plural } from './io.ts';
 
 const clip = (s: string, n = 100) => {
   const one = s.replace(/\s+/g, ' ').trim();
   return one.length > n ? `${one.slice(0, n - 1)}…` : one;
 };
-
-export function timeOf(at: number): string {
-  return new Date(at).toISOString().replace('T', ' ').replace('Z', '');
-}
 
 /** One readable line per record, for `reloop log` and live output. */
 export function describeRecord(r: LogRecord): string {
@@ -45,7 +42,7 @@ export function describeRecord(r: LogRecord): string {
       return `hook ${r.data.hook}: ${r.data.decision}${r.data.reason ? `: ${clip(r.data.reason, 70)}` : ''}`;
     case 'compaction.finished':
       return r.data.ok
-        ? `compaction (${r.data.mode}) ${r.data.tokensBefore} → ${r.data.tokensAfter} tokens, ${compactedLength(r.data)} messages`
+        ? `compaction (${r.data.mode}) ${r.data.tokensBefore} → ${r.data.tokensAfter} tokens, ${plural(compactedLength(r.data), 'message')}`
         : `compaction (${r.data.mode}) failed: ${clip(r.data.error)}`;
     case 'actor.failed':
       return `${r.data.actor} failed: ${clip(r.data.message)}`;
@@ -60,7 +57,7 @@ export function describeRecord(r: LogRecord): string {
     case 'import.unmapped':
       return `transcript line ${r.data.line} (${r.data.lineType}) not mapped: ${clip(r.data.why, 80)}`;
     case 'run.ended':
-      return `run ended ${r.data.status} (${r.data.reason}), ${r.data.turns} turns, ${r.data.usage.inputTokens} in / ${r.data.usage.outputTokens} out, $${r.data.usage.costUsd.toFixed(4)}${r.data.error ? ` — ${clip(r.data.error)}` : ''}`;
+      return `run ended ${r.data.status} (${r.data.reason}), ${plural(r.data.turns, 'turn')}, ${r.data.usage.inputTokens} in / ${r.data.usage.outputTokens} out, $${r.data.usage.costUsd.toFixed(4)}${r.data.error ? ` — ${clip(r.data.error)}` : ''}`;
     default: {
       const never: never = r;
       return JSON.stringify(never);

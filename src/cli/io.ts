@@ -1,24 +1,38 @@
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { type FileEventStore, openFileStore, type StoreWarning } from '../store/fileStore.ts';
+import { makeDirs } from '../lib/makeDirs.ts';
+import type { FileEventStore, StoreWarning } from '../store/fileStore.ts';
 
-/** Exit codes of every command: 0 success, 1 a failed check or run, 2 bad usage. */
+/**
+ * Exit codes of every command (docs/cli.md): 0 success; 1 the command ran and something failed
+ * (a run that did not complete, a divergence, a check below its minimum) or the data it was
+ * pointed at is missing or broken (no store, no such session, a corrupt log); 2 bad usage:
+ * the command line, or a file or directory a flag names (--script, --settings, --cwd), cannot
+ * be used — found before anything runs or is written.
+ */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 
+/** Bad usage (exit 2). `code` names what was wrong, printed in brackets after the message. */
 export class UsageError extends Error {
-  readonly code = 'USAGE';
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly code: string = 'USAGE',
+  ) {
     super(message);
     this.name = 'UsageError';
   }
 }
 
-/** A failure the command already explained; exits 1 without a stack trace. */
+/**
+ * A failure with its own one-line message (exit 1 unless told): no stack trace. An empty
+ * message means the command already printed what went wrong.
+ */
 export class CommandFailed extends Error {
-  readonly code = 'FAILED';
   constructor(
     message: string,
     readonly exitCode: number = EXIT.failed,
+    readonly code?: string,
   ) {
     super(message);
     this.name = 'CommandFailed';
@@ -35,13 +49,28 @@ export function storeDir(opts: GlobalOptions): string {
   return path.resolve(opts.store ?? process.env.RELOOP_STORE ?? '.reloop');
 }
 
+/**
+ * Opens the store the flags name. Commands that only read it (`sessions`, `log`, `replay`,
+ * `viz`, `coverage`, `serve`, and `fork`, whose source must exist) never create one: a missing
+ * store is an error naming the directory. `run` and `import` create it (`create: true`). The
+ * store module is loaded here, not at start-up, so `reloop --help` never pays for it.
+ */
 export async function openStore(
   opts: GlobalOptions,
-  /** Warnings not worth a line here (`serve` reads logs while they are written: torn tails are normal). */
-  quiet: readonly StoreWarning['code'][] = [],
+  {
+    create = false,
+    quiet = [],
+  }: {
+    create?: boolean;
+    /** Warnings not worth a line here (`serve` reads logs while they are written: torn tails are normal). */
+    quiet?: readonly StoreWarning['code'][];
+  } = {},
 ): Promise<FileEventStore> {
   const dir = storeDir(opts);
   try {
+    if (create) await makeDirs(path.join(dir, 'sessions'));
+    else await assertStore(dir);
+    const { openFileStore } = await import('../store/fileStore.ts');
     return await openFileStore(dir, {
       // A person reads this: the warning's own sentence (it names the file and line), not its JSON.
       onWarning: (w) => {
@@ -50,12 +79,46 @@ export async function openStore(
       },
     });
   } catch (e) {
+    if (e instanceof CommandFailed) throw e;
     const code = (e as { code?: string }).code;
-    if (code === 'ENOTDIR' || code === 'EEXIST' || code === 'EACCES' || code === 'EROFS') {
-      throw new CommandFailed(`--store ${dir}: not a usable store directory (${code})`);
+    if (
+      code === 'ENOTDIR' ||
+      code === 'EEXIST' ||
+      code === 'EACCES' ||
+      code === 'EROFS' ||
+      code === 'ENOENT'
+    ) {
+      throw new CommandFailed(
+        `--store ${dir}: not a usable store directory (${code})`,
+        EXIT.failed,
+        'STORE_UNUSABLE',
+      );
     }
     throw e;
   }
+}
+
+/** A store is a directory holding `sessions/`: anything else is not one, and is left untouched. */
+async function assertStore(dir: string): Promise<void> {
+  const sessions = await stat(path.join(dir, 'sessions')).catch(() => undefined);
+  if (sessions?.isDirectory()) return;
+  const what = (await stat(dir).catch(() => undefined))
+    ? 'is not a reloop store (no sessions/ in it)'
+    : 'does not exist';
+  throw new CommandFailed(
+    `no store at ${dir}: the directory ${what}; pass --store <dir> or set RELOOP_STORE (a store is created by \`reloop run\`)`,
+    EXIT.failed,
+    'NO_STORE',
+  );
+}
+
+/** `1 turn`, `2 turns`. */
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+export function timeOf(at: number): string {
+  return new Date(at).toISOString().replace('T', ' ').replace('Z', '');
 }
 
 export function printJson(value: unknown): void {
@@ -64,6 +127,28 @@ export function printJson(value: unknown): void {
 
 export function out(line = ''): void {
   process.stdout.write(`${line}\n`);
+}
+
+/**
+ * Lines for stdout, written in blocks of ~64 kB rather than one write each: a pipe or a file
+ * makes every write a system call, and `log` prints one line per record.
+ */
+export class LineWriter {
+  private buf: string[] = [];
+  private size = 0;
+
+  line(text: string): void {
+    this.buf.push(text);
+    this.size += text.length + 1;
+    if (this.size >= 65_536) this.flush();
+  }
+
+  flush(): void {
+    if (this.buf.length === 0) return;
+    process.stdout.write(`${this.buf.join('\n')}\n`);
+    this.buf = [];
+    this.size = 0;
+  }
 }
 
 export function err(line: string): void {

@@ -1,6 +1,7 @@
 import type { ModelStreamEvent } from '../model/types.ts';
 import type { LogRecord } from '../store/records.ts';
 import type { SessionState } from '../store/sessionState.ts';
+import { NEW_TURN_REASONS } from '../store/turns.ts';
 import { describeRecord } from './format.ts';
 
 /**
@@ -20,8 +21,10 @@ export function liveOutput(write: (s: string) => void) {
         const run = state.currentRun;
         const u = run?.usage;
         const tokens = u ? `${u.inputTokens + u.cacheReadInputTokens}↑ ${u.outputTokens}↓` : '';
+        // The turn the edge was taken in (src/store/turns.ts): the state is already past it.
+        const turn = run ? run.turns - (NEW_TURN_REASONS.has(r.data.reason) ? 1 : 0) : '-';
         write(
-          `  ${r.data.from.padEnd(16)} → ${r.data.to.padEnd(16)} ${r.data.reason.padEnd(26)} turn ${run?.turns ?? '-'}  ${tokens}\n`,
+          `  ${r.data.from.padEnd(16)} → ${r.data.to.padEnd(16)} ${r.data.reason.padEnd(26)} turn ${turn}  ${tokens}\n`,
         );
         return;
       }

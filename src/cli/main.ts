@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerCoverage } from './commands/coverage.ts';
 import { registerFork } from './commands/fork.ts';
@@ -14,13 +15,19 @@ import { CommandFailed, EXIT, err, UsageError } from './io.ts';
 /**
  * The `reloop` command line. Each command lives in its own file under ./commands and
  * registers itself on the program; this file only wires them and maps errors to exit codes.
+ * Registering loads nothing heavy: every action imports what it needs when it runs, so
+ * `reloop --help` costs commander and these files, not the runtime.
  */
 const program = new Command()
   .name('reloop')
   .description(
     'Event-sourced runtime for coding agents: run, inspect, replay and test the query-loop statechart.',
   )
-  .showHelpAfterError()
+  .version(packageVersion(), '-V, --version', 'print the version')
+  .configureOutput({
+    // Parser errors read like every other error: one line, `reloop: …`, with a code.
+    outputError: (text, write) => write(`reloop: ${text.replace(/^error: /, '').trimEnd()} [USAGE]\n`),
+  })
   .exitOverride();
 
 const commands: ((p: Command) => void)[] = [
@@ -53,6 +60,7 @@ try {
   process.exitCode = exitCodeOf(e);
 }
 
+/** The one exit-code mapping of every command (docs/cli.md, "Exit codes"). */
 function exitCodeOf(e: unknown): number {
   if (e instanceof CommanderError) {
     if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.exitCode === 0)
@@ -60,14 +68,20 @@ function exitCodeOf(e: unknown): number {
     return EXIT.usage;
   }
   if (e instanceof UsageError) {
-    err(`reloop: ${e.message}`);
+    err(`reloop: ${e.message} [${e.code}]`);
     return EXIT.usage;
   }
   if (e instanceof CommandFailed) {
-    if (e.message) err(`reloop: ${e.message}`);
+    if (e.message) err(`reloop: ${e.message}${e.code ? ` [${e.code}]` : ''}`);
     return e.exitCode;
   }
   const code = (e as { code?: unknown })?.code;
   err(`reloop: ${e instanceof Error ? e.message : String(e)}${typeof code === 'string' ? ` [${code}]` : ''}`);
   return EXIT.failed;
+}
+
+/** From the package.json next to dist/ (or src/): one source for the version. */
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+  return String(pkg.version);
 }

@@ -19,7 +19,7 @@ export async function subAgentsFor(
     agents.checkTools(toolNames);
     return { agents, ...(maxTurns !== undefined ? { maxTurns } : {}) };
   } catch (e) {
-    if (e instanceof AgentDefinitionError) throw new CommandFailed(`${e.message} [${e.code}]`, EXIT.usage);
+    if (e instanceof AgentDefinitionError) throw new CommandFailed(e.message, EXIT.usage, e.code);
     throw e;
   }
 }

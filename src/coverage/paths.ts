@@ -37,7 +37,7 @@ export interface PathOptions {
 
 /**
  * The graph key of a snapshot: its state value plus the counters the guards read, never the
- * whole context (the history and usage objects would make every state unique, DESIGN §10).
+ * whole context (the history and usage objects would make every state unique).
  * A key that merged states the guards tell apart could only hide edges (they would be
  * reported unreached), never invent one: every path is replayed on the real chart.
  */

@@ -7,7 +7,7 @@ import { type RunSettings, resolveRunConfig } from '../runtime/config.ts';
 /**
  * Vocabulary of path coverage. The facts the chart's guards tell apart, one finite list per
  * invoked actor (the list itself is in factVariants.ts). Each variant carries (a) the done / error event `@xstate/graph` feeds the machine during traversal
- * (invoked actors never run there, DESIGN §10) and (b) the driver that makes the real runtime
+ * (invoked actors never run there) and (b) the driver that makes the real runtime
  * produce the same fact. A variant whose driver is null cannot be run: any scenario that needs
  * it fails, naming its edge.
  */

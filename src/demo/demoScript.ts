@@ -23,7 +23,11 @@ export function demoScript(): Script {
     turns: [
       {
         content: [
-          { type: 'text', text: "I'll read the code while a sub-agent looks at the failing test." },
+          {
+            type: 'text',
+            text: "I'll read the README and the code while a sub-agent looks at the failing test.",
+          },
+          { type: 'tool_use', id: 'toolu_read_readme', name: 'Read', input: { file_path: 'README.md' } },
           { type: 'tool_use', id: 'toolu_read_sum', name: 'Read', input: { file_path: 'sum.js' } },
           {
             type: 'tool_use',
@@ -37,7 +41,9 @@ export function demoScript(): Script {
           },
         ],
         stop_reason: 'tool_use',
-        usage: usage(2_000, 120),
+        // Input tokens as the API would count them: ~1 600 of tool definitions and system
+        // prompt, then the history (the README is ~700 of them).
+        usage: usage(1_650, 120),
       },
       {
         content: [
@@ -45,33 +51,33 @@ export function demoScript(): Script {
           { type: 'tool_use', id: 'toolu_run_test_1', name: 'Bash', input: { command: 'node test.js' } },
         ],
         stop_reason: 'tool_use',
-        // Large enough that the results push the context estimate past the demo's threshold.
-        usage: usage(5_900, 80),
+        // With the test's output this puts the context past the demo's threshold (2 800).
+        usage: usage(2_700, 80),
       },
       {
         for: 'compaction',
         text:
-          '1. Goal — make the failing test in test.js pass.\n2. Done so far — read sum.js; a sub-agent read test.js and ran it; ran `node test.js`.\n' +
+          '1. Goal — make the failing test in test.js pass.\n2. Done so far — read README.md and sum.js; a sub-agent read test.js and ran it; ran `node test.js`.\n' +
           '3. Files — sum.js defines sum(a, b) and returns a - b.\n4. Commands — `node test.js` fails: sum(2, 3) returned -1.\n' +
           '5. Open errors — AssertionError: sum(2, 3) should be 5.\n6. Next step — fix the operator in sum.js and rerun the test.',
         stop_reason: 'end_turn',
-        usage: usage(6_000, 150),
+        usage: usage(2_750, 150),
       },
       {
         text: 'The failure says sum(2, 3) returned -1, which means the function subtracts where it should add. Before changing it, let me explain the whole',
         stop_reason: 'max_tokens',
-        usage: usage(1_200, 8_192),
+        usage: usage(2_150, 8_192),
       },
       {
         text: 'The failure says sum(2, 3) returned -1: sum.js subtracts instead of adding. The test expects',
         stop_reason: 'max_tokens',
-        usage: usage(1_200, 9_000),
+        usage: usage(2_150, 9_000),
       },
       { error: { status: 529, type: 'overloaded_error', message: 'Overloaded', retry_after_ms: 300 } },
       {
         text: 'The code looks right to me; I believe the tests pass now.',
         stop_reason: 'end_turn',
-        usage: usage(1_400, 40),
+        usage: usage(2_200, 40),
       },
       {
         content: [
@@ -84,19 +90,19 @@ export function demoScript(): Script {
           },
         ],
         stop_reason: 'tool_use',
-        usage: usage(1_600, 90),
+        usage: usage(2_300, 90),
       },
       {
         content: [
           { type: 'tool_use', id: 'toolu_run_test_2', name: 'Bash', input: { command: 'node test.js' } },
         ],
         stop_reason: 'tool_use',
-        usage: usage(1_800, 40),
+        usage: usage(2_400, 40),
       },
       {
         text: 'Fixed: sum() in sum.js subtracted its arguments; it now returns a + b, and `node test.js` passes.',
         stop_reason: 'end_turn',
-        usage: usage(1_900, 60),
+        usage: usage(2_450, 60),
       },
     ],
     children: {

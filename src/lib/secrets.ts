@@ -53,14 +53,34 @@ interface Needle {
   mask: string;
 }
 
+/** A piece of a secret's value: any longer run of the value that contains it is masked. */
+interface Anchor {
+  text: string;
+  /** Where it sits in `value`. */
+  at: number;
+  value: string;
+  name: string;
+}
+
 /**
- * Every form of a secret that is worth looking for: the value, URL-encoded, and base64 (standard
- * and URL-safe) at each of the three byte alignments it can have inside a longer encoded string —
- * only the characters fully determined by the secret, so `env | base64` is caught too.
+ * Anchors are cut every ANCHOR_CHARS characters of a value, so every run of the value at least
+ * 2 × ANCHOR_CHARS − 1 long contains one: a secret cut by `cut -c1-40`, split where command
+ * output was truncated, or streamed in pieces is masked as far as it goes.
+ */
+const ANCHOR_CHARS = 16;
+
+/**
+ * Every encoded form of a secret that is worth looking for whole: URL-encoded, hex (`xxd -p`,
+ * `od`-free dumps), and base64 (standard and URL-safe) at each of the three byte alignments it
+ * can have inside a longer encoded string — only the characters fully determined by the secret,
+ * so `env | base64` is caught too. The value itself is found through its anchors.
  */
 function formsOf(name: string, value: string): Needle[] {
-  const forms = new Set<string>([value, encodeURIComponent(value)]);
+  const forms = new Set<string>([encodeURIComponent(value)]);
   const bytes = Buffer.from(value, 'utf8');
+  const hex = bytes.toString('hex');
+  forms.add(hex);
+  forms.add(hex.toUpperCase());
   for (let k = 0; k < 3; k++) {
     const b64 = Buffer.concat([Buffer.alloc(k), bytes]).toString('base64');
     const from = Math.ceil((8 * k) / 6);
@@ -71,7 +91,18 @@ function formsOf(name: string, value: string): Needle[] {
       forms.add(inner.replace(/\+/g, '-').replace(/\//g, '_'));
     }
   }
+  forms.delete(value); // found by its anchors, with its pieces
   return [...forms].map((text) => ({ text, mask: maskFor(name, text.length) }));
+}
+
+function anchorsOf(name: string, value: string): Anchor[] {
+  // A value too short to cut is its own anchor: only found whole.
+  if (value.length < 2 * ANCHOR_CHARS) return [{ text: value, at: 0, value, name }];
+  const out: Anchor[] = [];
+  for (let at = 0; at + ANCHOR_CHARS <= value.length; at += ANCHOR_CHARS) {
+    out.push({ text: value.slice(at, at + ANCHOR_CHARS), at, value, name });
+  }
+  return out;
 }
 
 /**
@@ -83,29 +114,56 @@ function maskFor(name: string, length: number): string {
   return label.length <= length ? label + '*'.repeat(length - label.length) : '*'.repeat(length);
 }
 
+const LINE_BREAK = /\r?\n/g;
+
 /** Replaces live secret values in any JSON-like value; returns the same object when none occurs. */
 export class Redactor {
   private readonly needles: Needle[];
+  private readonly anchors: Anchor[];
 
   constructor(secrets: ReadonlyMap<string, string>) {
     // Longest first, so a base64 inner form never shadows the value it came from.
     this.needles = [...secrets]
       .flatMap(([n, v]) => formsOf(n, v))
       .sort((a, b) => b.text.length - a.text.length);
+    this.anchors = [...secrets].flatMap(([n, v]) => anchorsOf(n, v));
   }
 
   get active(): boolean {
-    return this.needles.length > 0;
+    return this.anchors.length > 0;
   }
 
   redactString(s: string): string {
+    if (this.anchors.length === 0) return s;
+    // Encoders and dumps wrap their output (`base64` at 76 columns, `xxd -p` at 60, `fold`): look
+    // with the line breaks taken out, and put them back where they were. What is found within
+    // one line is found the same way in the joined text.
+    return s.includes('\n') ? this.acrossLines(s) : this.redactLine(s);
+  }
+
+  private redactLine(s: string): string {
     let out = s;
     for (const n of this.needles) if (out.includes(n.text)) out = out.split(n.text).join(n.mask);
+    for (const a of this.anchors) if (out.includes(a.text)) out = maskRuns(out, a);
+    return out;
+  }
+
+  private acrossLines(s: string): string {
+    const joined = s.replace(LINE_BREAK, '');
+    const redacted = this.redactLine(joined);
+    if (redacted === joined) return s;
+    let out = '';
+    let j = 0;
+    for (let i = 0; i < s.length; i++) {
+      const c = s[i] as string;
+      if (c === '\n' || (c === '\r' && s[i + 1] === '\n')) out += c;
+      else out += redacted[j++];
+    }
     return out;
   }
 
   redact<T>(value: T): T {
-    if (this.needles.length === 0) return value;
+    if (this.anchors.length === 0) return value;
     return this.walk(value) as T;
   }
 
@@ -135,6 +193,31 @@ export class Redactor {
     }
     return v;
   }
+}
+
+/** Masks every run of `a.value` around each occurrence of the anchor, as far as it matches. */
+function maskRuns(s: string, a: Anchor): string {
+  let out = '';
+  let from = 0;
+  let hit = s.indexOf(a.text, from);
+  while (hit >= 0) {
+    let start = hit;
+    let k = a.at;
+    while (start > from && k > 0 && s[start - 1] === a.value[k - 1]) {
+      start--;
+      k--;
+    }
+    let end = hit + a.text.length;
+    let m = a.at + a.text.length;
+    while (end < s.length && m < a.value.length && s[end] === a.value[m]) {
+      end++;
+      m++;
+    }
+    out += s.slice(from, start) + maskFor(a.name, end - start);
+    from = end;
+    hit = s.indexOf(a.text, from);
+  }
+  return out + s.slice(from);
 }
 
 let cached: Redactor | undefined;

@@ -94,6 +94,8 @@ export interface CompactInput {
   messages: readonly Message[];
   mode: 'auto' | 'reactive';
   model: string;
+  /** The context size the trigger measured (the last usage plus an estimate of what followed). */
+  contextTokens?: number;
 }
 
 export interface CompactResult {
@@ -101,6 +103,7 @@ export interface CompactResult {
   /** Usage of the summarisation call (it counts towards the run's budget). */
   usage: Usage;
   summary: string;
+  /** The context as the trigger measured it, before and after: the same measure on both sides. */
   tokensBefore: number;
   tokensAfter: number;
 }

@@ -17,7 +17,12 @@ export const EFFECT_INPUTS: { [K in EffectName]: (c: RunContext) => EffectSignat
   callModel: (c) => ({ request: c.request!, attempt: c.transport.attempt }),
   backoff: (c) => ({ attempt: c.transport.attempt, retryAfterMs: c.transport.lastFailure?.retryAfterMs }),
   runTools: (c) => ({ toolUses: toolUsesOf(c.messages.last()?.content ?? []), turn: c.turn }),
-  compact: (c) => ({ messages: c.messages.view(), mode: c.compaction.mode, model: c.transport.model }),
+  compact: (c) => ({
+    messages: c.messages.view(),
+    mode: c.compaction.mode,
+    model: c.transport.model,
+    contextTokens: c.contextTokens,
+  }),
   stopChecks: (c) => ({
     lastAssistant: c.messages.last()!,
     stopHookActive: c.stop.hookActive,

@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import { classifyError } from './anthropicErrors.ts';
+import { credentialFrom } from './credentials.ts';
 import type { ContentBlock, Message } from './messages.ts';
 import { priceOf, withCost } from './pricing.ts';
 import { missingUsage, notAnEventStream, readReply } from './replyChecks.ts';
@@ -24,6 +25,8 @@ export interface AnthropicClientOptions {
   defaultHeaders?: Record<string, string>;
 }
 
+export { hasApiKey } from './credentials.ts';
+
 /** Thrown at construction: without a key the SDK would go hunting through profile files instead. */
 export class MissingApiKeyError extends Error {
   readonly code = 'ANTHROPIC_API_KEY_MISSING';
@@ -31,23 +34,6 @@ export class MissingApiKeyError extends Error {
     super('No Anthropic API key: set ANTHROPIC_API_KEY or pass apiKey');
     this.name = 'MissingApiKeyError';
   }
-}
-
-export function hasApiKey(env: NodeJS.ProcessEnv = process.env): boolean {
-  return Boolean(
-    env.ANTHROPIC_API_KEY?.trim() || env.ANTHROPIC_AUTH_TOKEN?.trim() || env.ANTHROPIC_BASE_URL?.trim(),
-  );
-}
-
-/**
- * The credential to send: the API key, else a bearer token. A server of one's own behind
- * ANTHROPIC_BASE_URL may need neither; it then gets a placeholder (the SDK insists on one),
- * never a key borrowed from anywhere else.
- */
-function credentialFrom(env: NodeJS.ProcessEnv): string | undefined {
-  const key = env.ANTHROPIC_API_KEY?.trim() || env.ANTHROPIC_AUTH_TOKEN?.trim();
-  if (key) return key;
-  return env.ANTHROPIC_BASE_URL?.trim() ? 'no-key-configured' : undefined;
 }
 
 function blocksOf(content: Message['content']): ContentBlock[] {
@@ -74,8 +60,17 @@ function withoutEmptyText(content: Message['content']): Message['content'] {
  * The input is never mutated: it is the live history, shared by reference.
  */
 export function normalizeHistory(messages: readonly Message[]): Message[] {
-  const out: Message[] = [];
-  for (const message of messages) {
+  return normalizeFrom([], messages, 0);
+}
+
+/**
+ * Normalizes `messages[from..]` onto `out`, the normalized form of `messages[..from)`: the
+ * normalization is a left fold, so a history that only grew since the last request needs only
+ * its new messages folded in.
+ */
+function normalizeFrom(out: Message[], messages: readonly Message[], from: number): Message[] {
+  for (let i = from; i < messages.length; i++) {
+    const message = messages[i]!;
     if (isEmptyContent(message.content)) continue;
     const content = withoutEmptyText(message.content);
     const last = out.at(-1);
@@ -129,6 +124,19 @@ export class AnthropicModelClient implements ModelClient {
   readonly #client: Anthropic;
   readonly #apiKey: string;
   readonly #baseURL: string;
+  /**
+   * The last history sent, normalized. The loop's history is one array that only grows (a
+   * compaction gives a new one), so the next request folds in only what was appended.
+   */
+  #sent:
+    | {
+        source: readonly Message[];
+        length: number;
+        first: Message | undefined;
+        last: Message | undefined;
+        out: Message[];
+      }
+    | undefined;
 
   constructor(options: AnthropicClientOptions = {}) {
     const apiKey = options.apiKey ?? credentialFrom(process.env);
@@ -146,13 +154,33 @@ export class AnthropicModelClient implements ModelClient {
     });
   }
 
+  private normalized(messages: readonly Message[]): Message[] {
+    const sent = this.#sent;
+    const grown =
+      sent !== undefined &&
+      sent.source === messages &&
+      messages.length >= sent.length &&
+      messages[0] === sent.first &&
+      messages[sent.length - 1] === sent.last;
+    const out = grown ? normalizeFrom(sent.out, messages, sent.length) : normalizeHistory(messages);
+    this.#sent = {
+      source: messages,
+      length: messages.length,
+      first: messages[0],
+      last: messages.at(-1),
+      out,
+    };
+    // The SDK gets its own array: the next request extends `out` in place.
+    return out.slice();
+  }
+
   async stream(request: ModelRequest, { signal, onEvent }: ModelCallOptions): Promise<ModelResponse> {
     if (signal.aborted) throw new ModelCallError(abortedFailure());
     const params: Anthropic.MessageCreateParamsNonStreaming = {
       model: request.model,
       max_tokens: request.maxTokens,
       // Our persisted shapes are the API's wire shapes (see messages.ts).
-      messages: normalizeHistory(request.messages) as Anthropic.MessageParam[],
+      messages: this.normalized(request.messages) as Anthropic.MessageParam[],
       ...(request.system ? { system: request.system } : {}),
       ...(request.tools.length > 0 ? { tools: request.tools as Anthropic.Tool[] } : {}),
     };

@@ -94,6 +94,26 @@ function isConnectionFailure(err: unknown): boolean {
   });
 }
 
+/**
+ * Failures no retry can fix: a URL that does not parse or has a scheme fetch cannot speak, a
+ * port fetch refuses to use (the "bad ports" of the Fetch standard), a reply that is not HTTP.
+ * Retrying them with backoff would only hide the cause for minutes.
+ */
+const HOPELESS_MESSAGE = /^(?:bad port|unknown scheme|invalid url)$/i;
+
+function hopeless(err: unknown): string | undefined {
+  for (const e of causes(err)) {
+    if (typeof e !== 'object' || e === null) continue;
+    const code = (e as { code?: unknown }).code;
+    if (code === 'ERR_INVALID_URL') return 'the API URL is not valid (check ANTHROPIC_BASE_URL)';
+    if (typeof code === 'string' && code.startsWith('HPE_'))
+      return 'the server did not answer in HTTP (check ANTHROPIC_BASE_URL)';
+    if (e instanceof Error && HOPELESS_MESSAGE.test(e.message.trim()))
+      return `the API URL cannot be used (check ANTHROPIC_BASE_URL)`;
+  }
+  return undefined;
+}
+
 function unknownHost(err: unknown): boolean {
   return causes(err).some(
     (e) => typeof e === 'object' && e !== null && (e as { code?: unknown }).code === 'ENOTFOUND',
@@ -151,6 +171,8 @@ export function classifyError(
     failure = abortedFailure();
   } else if (err instanceof APIError && !(err instanceof APIConnectionError)) {
     failure = fromApiError(err);
+  } else if (hopeless(err)) {
+    failure = { kind: 'fatal', overloaded: false, message: `${hopeless(err)}: ${describe(err)}` };
   } else if (unknownHost(err)) {
     // The name does not resolve: a wrong ANTHROPIC_BASE_URL, not a blip. Retrying it ten times
     // with backoff (minutes) would only hide the cause. EAI_AGAIN (resolver busy) stays retryable.

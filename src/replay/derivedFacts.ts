@@ -98,8 +98,14 @@ export function expectedCompaction(
     if (kept < 0 || kept > history.length) problem = `keeps ${logged.kept} messages of ${history.length}`;
   }
   const messages: Message[] = problem ? [] : compactedMessages(history, summary, kept);
-  const tokensBefore = estimateHistoryTokens(history);
-  const tokensAfter = estimateHistoryTokens(messages);
+  // Sizes as the compactor measures them: the context's size when the machine knew it, the
+  // history's estimate where it explains less (earlier versions measured the history alone).
+  const historyBefore = estimateHistoryTokens(history);
+  const historyAfter = estimateHistoryTokens(messages);
+  const measured = Math.max(input.contextTokens ?? 0, historyBefore);
+  const asMeasured = logged.tokensBefore === measured;
+  const tokensBefore = asMeasured ? measured : historyBefore;
+  const tokensAfter = asMeasured ? measured - historyBefore + historyAfter : historyAfter;
   const expected = logged.messages
     ? { ok: true, mode: input.mode, summary, messages, tokensBefore, tokensAfter }
     : {

@@ -1,4 +1,4 @@
-/** Retry policy for transport errors (DESIGN §1): 500 ms · 2^(n−1), cap 32 s, ±25 % jitter. */
+/** Retry policy for transport errors: 500 ms · 2^(n−1), cap 32 s, ±25 % jitter. */
 export interface BackoffPolicy {
   baseMs: number;
   capMs: number;

@@ -3,7 +3,7 @@ import { estimateTokens, type Message } from '../model/messages.ts';
 import { COMPACTION_MARKER } from '../model/scripted.ts';
 import type { ModelRequest, ToolSpec } from '../model/types.ts';
 
-/** What a summary must keep for the work to go on (DESIGN §1). */
+/** What a summary must keep for the work to go on. */
 export const COMPACTION_SYSTEM = `${COMPACTION_MARKER}
 You are compacting the history of a coding-agent session so the work can continue in a fresh context.
 Write a summary that keeps, under these headings:

@@ -2,7 +2,7 @@ import type { RunConfig } from '../store/records.ts';
 
 export const DEFAULT_MODEL = 'claude-sonnet-4-6';
 
-/** Context-window budget for auto-compaction (DESIGN §1): window − summary reserve − buffer. */
+/** Context-window budget for auto-compaction: window − summary reserve − buffer. */
 export const SUMMARY_RESERVE_TOKENS = 20_000;
 export const COMPACT_BUFFER_TOKENS = 13_000;
 

@@ -7,6 +7,11 @@ import { nanoid } from 'nanoid';
  */
 export interface Clock {
   now(): number;
+  /**
+   * A monotonic, high-resolution time in ms, for the durations the log records (tools, hooks).
+   * Optional: `performance.now()` when absent. A virtual clock makes durations deterministic.
+   */
+  monotonicNow?(): number;
   /** Resolves after `ms`, rejects with an AbortError-like error when `signal` aborts. */
   sleep(ms: number, signal: AbortSignal): Promise<void>;
 }
@@ -16,6 +21,7 @@ export type IdGenerator = (kind: 'session' | 'run') => string;
 
 export const systemClock: Clock = {
   now: () => Date.now(),
+  monotonicNow: () => performance.now(),
   sleep: (ms, signal) =>
     new Promise<void>((resolve, reject) => {
       if (signal.aborted) return reject(new SleepAborted());
@@ -44,6 +50,9 @@ export class VirtualClock implements Clock {
   readonly sleeps: number[] = [];
   constructor(private t = Date.UTC(2026, 0, 1)) {}
   now(): number {
+    return this.t;
+  }
+  monotonicNow(): number {
     return this.t;
   }
   advance(ms: number): void {

@@ -68,6 +68,8 @@ const aborted = (message = 'aborted'): ActorFailure => ({ kind: 'aborted', messa
 export function liveEffects(d: LiveDeps): EffectHandlers {
   const rec = <T extends RecordType>(type: T, data: RecordData<T>) =>
     d.writer.add({ type, run: d.runId, at: d.clock.now(), data } as DraftRecord);
+  // Durations come from the injected clock too, so a virtual clock logs the same records every run.
+  const elapsed = d.clock.monotonicNow ? d.clock.monotonicNow.bind(d.clock) : () => performance.now();
 
   /** One model request; the answer comes with the seq of its `model.responded` record. */
   async function call(
@@ -154,13 +156,18 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
           hooks: d.toolHooks,
           defaultTimeoutMs: d.toolTimeoutMs,
           maxInputBytes: d.maxToolInputBytes,
+          now: elapsed,
         },
         {
           onPermission: (p) => rec('permission.decided', p),
           onHook: (h) => rec('hook.decided', h),
           beforeRun: async (calls) => {
             for (const c of calls) rec('tool.started', startedData(d.writer.state, c));
-            await d.writer.commit();
+            // Write-ahead is for effects: the log must say which ones may have happened. Read-only
+            // calls have none, so their batch is appended (a reader of the log sees it start) but
+            // not waited for on disk — a crash while they run may leave a log ending at the
+            // request, and resume asks the model again. One fdatasync a round instead of two.
+            await d.writer.commit({ durable: calls.some((c) => !c.readOnly) });
           },
           onFinished: (r) =>
             rec('tool.finished', {
@@ -185,7 +192,11 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
     }),
 
     compact: async (input: CompactInput): Promise<CompactResult> => {
-      const tokensBefore = estimateHistoryTokens(input.messages);
+      // Before and after are measured as the trigger measures: the usage-based size of the context.
+      // What of it the history estimate does not explain (system prompt, tool definitions) stays
+      // after compaction; the history part becomes the estimate of the compacted history.
+      const historyBefore = estimateHistoryTokens(input.messages);
+      const tokensBefore = Math.max(input.contextTokens ?? 0, historyBefore);
       const fail = (error: string): never => {
         rec('compaction.finished', { ok: false, mode: input.mode, error });
         throw { kind: 'failed', message: `compaction failed: ${error}` } satisfies ActorFailure;
@@ -208,7 +219,7 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
       const tailTokens = d.compactTailTokens ?? 8_000;
       const kept = keptTail(input.messages, tailTokens);
       const messages = compactedMessages(input.messages, summary, kept);
-      const tokensAfter = estimateHistoryTokens(messages);
+      const tokensAfter = tokensBefore - historyBefore + estimateHistoryTokens(messages);
       // The summary is in the response and the kept messages in the history: only where they come from is logged.
       rec('compaction.finished', {
         ok: true,
@@ -271,7 +282,7 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
       };
       const answers: StopAnswer[] = [];
       for (const hook of d.stopHooks) {
-        const t0 = performance.now();
+        const t0 = elapsed();
         let res: StopHookResult;
         try {
           res = await hook.run(payload, d.signal);
@@ -285,7 +296,7 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
           decision: res.decision,
           ...(reason !== undefined ? { reason } : {}),
           command: hook.name,
-          durationMs: Math.round(performance.now() - t0),
+          durationMs: Math.round(elapsed() - t0),
         });
         answers.push({ hook: 'Stop', decision: res.decision, reason });
         if (res.decision === 'prevent') break;

@@ -10,7 +10,7 @@ export type RecordListener = (record: LogRecord, state: SessionState) => void;
  * The single writer of one session's stream. Records are numbered and folded into the live
  * state as they are added (so the session's state is always the fold of its log), and made
  * durable together by `commit()`: the runtime calls it only before an effect (write-ahead),
- * so a tool round costs two commits, not one per record.
+ * so a tool round costs two commits, not one per record (one durable for read-only calls).
  */
 export class SessionWriter {
   private pending: LogRecord[] = [];
@@ -60,23 +60,28 @@ export class SessionWriter {
   }
 
   /**
-   * Makes everything added so far durable, in one store append. A failed commit rejects with the
+   * Makes everything added so far durable, in one store append (`durable: false`: appended,
+   * visible to readers, not waited for on disk). A failed commit rejects with the
    * store's error and keeps its records pending, in order: the log on disk stays a valid prefix,
    * and the next commit tries them again (a full disk that was cleared, a lock released) instead
    * of failing forever on the first error.
    */
-  commit(): Promise<void> {
-    const done = this.chain.then(() => this.flush());
+  commit({ durable = true }: { durable?: boolean } = {}): Promise<void> {
+    const done = this.chain.then(() => this.flush(durable));
     this.chain = done.catch(() => undefined);
     return done;
   }
 
-  private async flush(): Promise<void> {
+  private async flush(durable: boolean): Promise<void> {
     if (this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];
     try {
-      await this.store.append(this.sessionId, batch, { expectedSeq: this.committedSeq });
+      await this.store.append(
+        this.sessionId,
+        batch,
+        durable ? { expectedSeq: this.committedSeq } : { expectedSeq: this.committedSeq, durable },
+      );
     } catch (e) {
       this.pending = this.pending.length === 0 ? batch : batch.concat(this.pending);
       throw e;

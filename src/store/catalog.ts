@@ -19,7 +19,7 @@ const EntrySchema = z.object({
   title: z.string(),
   created: z.number(),
   updated: z.number(),
-  status: z.union([RunStatusSchema, z.enum(['running', 'idle', 'interrupted'])]),
+  status: z.union([RunStatusSchema, z.enum(['running', 'interrupted', 'idle'])]),
   lastSeq: z.number().int().nonnegative(),
   forkedFrom: z.object({ session: z.string(), seq: z.number().int() }).nullable(),
   // Rows written before sub-agents existed have no `parent`: they are no one's child.

@@ -46,7 +46,8 @@ export function updateCatalogRow(row: SessionInfo | undefined, records: readonly
         }
         break;
       case 'run.started':
-        next.status = 'running';
+        // A run copied into a fork is open in the log but nobody runs it: the fork resumes it.
+        next.status = next.forkedFrom && r.seq <= next.forkedFrom.seq ? 'interrupted' : 'running';
         break;
       case 'run.ended':
         next.status = r.data.status;

@@ -3,6 +3,7 @@ import { addUsage, textOf, ZERO_USAGE } from '../model/messages.ts';
 import type { LogRecord } from './records.ts';
 import { appendedMessage, compactedHistoryOf, startedInput } from './refs.ts';
 import { EMPTY_MAP, type RunSummary, type SessionState } from './sessionState.ts';
+import { turnAfter } from './turns.ts';
 
 /**
  * A copy of `s` at a new position. Every field is listed, in `emptySessionState`'s order, so
@@ -200,13 +201,9 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
     case 'transition':
       s.transitions = state.transitions + 1;
       if (state.currentRun) {
-        const turns =
-          record.data.reason === 'tool_result_continuation' ||
-          record.data.reason === 'auto_compact' ||
-          record.data.reason === 'pause_turn_continuation';
         const run = copyRun(state.currentRun);
         run.state = record.data.to;
-        run.turns = run.turns === 0 ? 1 : run.turns + (turns ? 1 : 0);
+        run.turns = turnAfter(run.turns === 0 ? 1 : run.turns, record.data.reason);
         s.currentRun = run;
       }
       return s;

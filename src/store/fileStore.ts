@@ -91,7 +91,7 @@ export async function openFileStore(dir: string, options: FileStoreOptions = {})
 
 /**
  * The embedded store: `<dir>/sessions/<id>.jsonl`, one record per line, one `write` and one
- * `fdatasync` per append call, one writer per session across processes. See DESIGN.md §4.
+ * `fdatasync` per append call, one writer per session across processes.
  */
 export class FileEventStore implements EventStore {
   private readonly writers = new Map<string, Writer>();
@@ -117,7 +117,7 @@ export class FileEventStore implements EventStore {
   async append(
     session: string,
     records: readonly LogRecord[],
-    { expectedSeq }: AppendOptions,
+    { expectedSeq, durable = true }: AppendOptions,
   ): Promise<void> {
     this.assertOpen();
     assertSessionId(session);
@@ -142,7 +142,7 @@ export class FileEventStore implements EventStore {
         for (let done = 0; done < buf.length; ) {
           done += writeSync(fh.fd, buf, done, buf.length - done);
         }
-        await fh.datasync();
+        if (durable) await fh.datasync();
       } catch (e) {
         // After a failed write or fdatasync the file's state is unknown: undo what we can and let the
         // next append reopen the stream, which re-derives lastSeq from what is really there.

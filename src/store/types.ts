@@ -10,6 +10,13 @@ export interface ReadRange {
 export interface AppendOptions {
   /** The seq of the last record the writer saw; 0 for a new session. Mismatch → ConcurrencyError. */
   expectedSeq: number;
+  /**
+   * `false`: the records are appended (readers, other processes, see them) but the call does not
+   * wait for the disk; the next durable append makes them durable too. For facts no effect
+   * depends on. Default `true`; a store that cannot tell the difference treats every append as
+   * durable.
+   */
+  durable?: boolean;
 }
 
 /** One row of the session catalog. */
@@ -19,10 +26,12 @@ export interface SessionInfo {
   created: number;
   updated: number;
   /**
-   * The last run's status; `idle` before any run. `running` while its writer lives; `interrupted`
-   * (file store) when the last run never ended and no live process holds the session's lock.
+   * The last run's status; `idle` before any run. `running` while a run is open and (file store)
+   * its writer lives; `interrupted` when the last run never ended and nothing runs it: its writer
+   * died (no live process holds the session's lock), or it was copied open into a fork. `run
+   * --resume` closes it and goes on.
    */
-  status: RunStatus | 'running' | 'idle' | 'interrupted';
+  status: RunStatus | 'running' | 'interrupted' | 'idle';
   lastSeq: number;
   forkedFrom: { session: string; seq: number } | null;
   /** A sub-agent's session: the parent session, the `Task` call and the agent that started it. */

@@ -1,7 +1,8 @@
-import fs, { type Dirent, type Stats } from 'node:fs';
+import fs, { type Stats } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { isWithin, realPathOf, rootRealPath } from './paths.ts';
+import picomatch from 'picomatch';
+import { isWithin, realPathOf, rootRealPath, toPosix } from './paths.ts';
 
 /**
  * File access that cannot be steered out of a root directory, whatever the model does to the tree
@@ -29,25 +30,41 @@ const writeAsync = promisify(fs.write);
 const ftruncateAsync = promisify(fs.ftruncate);
 const mkdirAsync = promisify(fs.mkdir);
 
+/**
+ * Where a tool may reach, as data (so a worker thread can apply it too): the working directory's
+ * real path, and outside it either anywhere or the paths allow rules name (`{ pattern: '/etc/hosts',
+ * absolute: true }`; a relative pattern is matched against the path relative to `real`).
+ */
+export interface RootSpec {
+  readonly real: string;
+  readonly anywhere?: boolean;
+  readonly rules?: readonly { pattern: string; absolute: boolean }[];
+}
+
 /** Where a tool may reach. `contains` is given real (symlink-free) paths only. */
 export interface FsRoot {
   readonly real: string;
+  readonly spec: RootSpec;
   contains(realPath: string): boolean;
 }
 
-class RealRoot implements FsRoot {
-  constructor(readonly real: string) {}
-  contains(p: string): boolean {
-    return isWithin(this.real, p);
-  }
+/** The FsRoot for a spec; its rules compiled once. */
+export function rootFromSpec(spec: RootSpec): FsRoot {
+  if (spec.anywhere) return { real: spec.real, spec, contains: () => true };
+  const matchers = (spec.rules ?? []).map((r) => {
+    const m = picomatch(r.pattern, { dot: true });
+    return r.absolute ? m : (p: string) => m(toPosix(path.relative(spec.real, p)));
+  });
+  if (matchers.length === 0) return { real: spec.real, spec, contains: (p) => isWithin(spec.real, p) };
+  return { real: spec.real, spec, contains: (p) => isWithin(spec.real, p) || matchers.some((m) => m(p)) };
 }
 
-/** For tools built with `allowOutsideCwd`: the permission policy checked every path already. */
-export const UNCONFINED: FsRoot = { real: path.parse(process.cwd()).root, contains: () => true };
+/** For tools built with `allowOutsideCwd: true`: the permission policy checked every path already. */
+export const UNCONFINED: FsRoot = rootFromSpec({ real: path.parse(process.cwd()).root, anywhere: true });
 
 /** The root for a working directory; its real path is resolved once (see rootRealPath). */
 export async function rootFor(cwd: string): Promise<FsRoot> {
-  return new RealRoot(await rootRealPath(cwd));
+  return rootFromSpec({ real: await rootRealPath(cwd) });
 }
 
 export type FileKind =
@@ -103,6 +120,26 @@ export class FileTooLargeError extends Error {
     super(`${path} has ${size} bytes, over the cap of ${maxBytes}`);
     this.name = 'FileTooLargeError';
   }
+}
+
+export class HardLinkedFileError extends Error {
+  readonly code = 'HARD_LINKED';
+  constructor(
+    readonly path: string,
+    readonly links: number,
+  ) {
+    super(`${path} has ${links} hard links`);
+    this.name = 'HardLinkedFileError';
+  }
+}
+
+/**
+ * A file with other hard links is the same inode under other names, which may be outside the
+ * root (`ln ~/.bashrc proj/x`): writing it in place would change those too. Reading it is fine —
+ * its content is what the name inside the root shows.
+ */
+function hardLinked(p: string, st: Stats): HardLinkedFileError | undefined {
+  return st.nlink > 1 ? new HardLinkedFileError(p, st.nlink) : undefined;
 }
 
 function errno(code: string, message: string): NodeJS.ErrnoException {
@@ -327,7 +364,7 @@ async function openForUpdate(
         const target = path.resolve(realOfFd(dfd), fs.readlinkSync(entry));
         return openForUpdate(root, display, target, opts, hops + 1);
       }
-      const bad = notRegular(display, st);
+      const bad = notRegular(display, st) ?? hardLinked(display, st);
       if (bad) throw bad;
       const fd = await openAsync(fdPath(pfd), O_RDWR | O_NOCTTY | O_CLOEXEC);
       return new OpenFile(fd, realOfFd(fd), false, st, display);
@@ -386,55 +423,10 @@ async function openForUpdateFallback(
     created = true;
   }
   const stats = fs.fstatSync(fd);
-  const bad = notRegular(absolute, stats);
+  const bad = notRegular(absolute, stats) ?? hardLinked(absolute, stats);
   if (bad) {
     closeQuiet(fd);
     throw bad;
   }
   return new OpenFile(fd, real, created, stats, absolute);
-}
-
-/**
- * A `fs` for tinyglobby/fdir whose readdir lists a directory only once its descriptor is verified
- * to be inside the root: a pattern whose static part climbs out (`..{,}/x`) or a symlinked
- * directory swapped in mid-crawl yields nothing. Refused directories are counted in `refused`.
- */
-export function confinedDirReader(root: FsRoot): {
-  fs: { readdir: typeof fs.readdir };
-  refused: string[];
-} {
-  const refused: string[] = [];
-  const readdir = ((dir: string, _options: unknown, cb: (err: Error | null, entries?: Dirent[]) => void) => {
-    void listConfined(root, dir, refused).then(
-      (entries) => cb(null, entries),
-      (e: unknown) => cb(e instanceof Error ? e : new Error(String(e)), []),
-    );
-  }) as unknown as typeof fs.readdir;
-  return { fs: { readdir }, refused };
-}
-
-async function listConfined(root: FsRoot, dir: string, refused: string[]): Promise<Dirent[]> {
-  if (!PROC_FD) {
-    const real = await realPathOf(dir);
-    if (!root.contains(real)) {
-      refused.push(dir);
-      return [];
-    }
-    return fs.promises.readdir(real, { withFileTypes: true });
-  }
-  let dfd: number;
-  try {
-    dfd = await openAsync(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  } catch {
-    return [];
-  }
-  try {
-    if (!root.contains(realOfFd(dfd))) {
-      refused.push(dir);
-      return [];
-    }
-    return await fs.promises.readdir(fdPath(dfd), { withFileTypes: true });
-  } finally {
-    closeQuiet(dfd);
-  }
 }

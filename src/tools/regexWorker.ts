@@ -1,12 +1,9 @@
-import { Worker } from 'node:worker_threads';
+import { workerPool } from './workerPool.ts';
 
 /**
- * Regular-expression matching where a timeout can stop it. A JavaScript regex runs to the end
- * once started — `(a+)+$` over forty `a`s and a `!` takes longer than the universe — and on the
- * main thread it would also starve every timer and signal handler (the tool timeout, Ctrl-C).
- * So matching runs in worker threads; a batch that overruns its deadline, or whose call is
- * aborted, gets its worker terminated (V8 interrupts even a regex mid-backtrack) and a fresh one
- * takes its place for the next job. Workers are kept for reuse and never keep the process alive.
+ * Regular-expression matching where a timeout can stop it (see workerPool.ts): `(a+)+$` over
+ * forty `a`s and a `!` takes longer than the universe, so a batch that overruns its deadline, or
+ * whose call is aborted, gets its worker terminated and a fresh one takes its place.
  */
 
 export interface FileToMatch {
@@ -18,13 +15,12 @@ export interface FileMatches {
   index: number;
   /** Matching lines counted exactly … */
   count: number;
-  /** … and the first MAX_LINES_KEPT of them, each cut at MAX_LINE_CHARS. */
+  /** … and the first `maxLines` of them (at most MAX_LINES_KEPT), each cut at MAX_LINE_CHARS. */
   lines: { n: number; text: string }[];
 }
 
 export const MAX_LINE_CHARS = 500;
-const MAX_LINES_KEPT = 5000;
-const MAX_IDLE_WORKERS = 2;
+export const MAX_LINES_KEPT = 5000;
 /** The heap a matching worker may use: a runaway pattern cannot take the process's memory with it. */
 const WORKER_HEAP_MB = 256;
 
@@ -63,7 +59,7 @@ parentPort.on('message', (job) => {
         const line = lines[i];
         if (!re.test(line)) continue;
         count++;
-        if (kept.length < ${MAX_LINES_KEPT}) {
+        if (kept.length < job.maxLines) {
           kept.push({ n: i + 1, text: line.length > ${MAX_LINE_CHARS} ? line.slice(0, ${MAX_LINE_CHARS}) + '…' : line });
         }
       }
@@ -76,22 +72,13 @@ parentPort.on('message', (job) => {
 });
 `;
 
-const idle: Worker[] = [];
+const pool = workerPool(WORKER_SOURCE, WORKER_HEAP_MB);
 
-function spawnWorker(): Worker {
-  const w = new Worker(WORKER_SOURCE, {
-    eval: true,
-    execArgv: [],
-    resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
-  });
-  w.unref();
-  return w;
-}
-
-function release(w: Worker): void {
-  if (idle.length < MAX_IDLE_WORKERS) idle.push(w);
-  else void w.terminate();
-}
+const ERRORS = (timeoutMs: number) => ({
+  timeout: () => new RegexTimeoutError(timeoutMs),
+  aborted: () => new RegexAbortedError(),
+  exited: () => new Error('the matching worker exited'),
+});
 
 /**
  * Matches `source`/`flags` against every line of the files. Rejects with RegexTimeoutError past
@@ -103,9 +90,9 @@ export function matchInWorker(
   files: readonly FileToMatch[],
   timeoutMs: number,
   signal: AbortSignal,
+  /** Lines to keep per file: only what the caller can show (none when it only counts). */
+  maxLines = MAX_LINES_KEPT,
 ): Promise<FileMatches[]> {
-  if (signal.aborted) return Promise.reject(new RegexAbortedError());
-  const worker = idle.pop() ?? spawnWorker();
   const transfer: ArrayBuffer[] = [];
   const payload = files.map((f) => {
     // A copy we own: small Buffers share Node's pool, which must not be transferred away.
@@ -114,30 +101,6 @@ export function matchInWorker(
     transfer.push(copy.buffer);
     return { index: f.index, data: copy };
   });
-  return new Promise<FileMatches[]>((resolve, reject) => {
-    let settled = false;
-    const finish = (kill: boolean, then: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-      worker.off('message', onMessage);
-      worker.off('error', onError);
-      worker.off('exit', onExit);
-      if (kill) void worker.terminate();
-      else release(worker);
-      then();
-    };
-    const onMessage = (m: { ok: true; out: FileMatches[] } | { ok: false; error: string }) =>
-      finish(false, () => (m.ok ? resolve(m.out) : reject(new Error(m.error))));
-    const onError = (e: Error) => finish(true, () => reject(e));
-    const onExit = () => finish(true, () => reject(new Error('the matching worker exited')));
-    const onAbort = () => finish(true, () => reject(new RegexAbortedError()));
-    const timer = setTimeout(() => finish(true, () => reject(new RegexTimeoutError(timeoutMs))), timeoutMs);
-    worker.on('message', onMessage);
-    worker.once('error', onError);
-    worker.once('exit', onExit);
-    signal.addEventListener('abort', onAbort, { once: true });
-    worker.postMessage({ source, flags, files: payload }, transfer);
-  });
+  const job = { source, flags, files: payload, maxLines: Math.max(0, Math.min(maxLines, MAX_LINES_KEPT)) };
+  return pool.run<FileMatches[]>(job, transfer, timeoutMs, signal, ERRORS(timeoutMs));
 }

@@ -3,7 +3,7 @@ import { queryLoopMachine } from '../machines/queryLoop.machine.ts';
 import { REASON_DOCS } from '../machines/reasons.ts';
 
 /**
- * The edge catalog, read from the machine definition itself (DESIGN §3: the definition is the
+ * The edge catalog, read from the machine definition itself (the definition is the
  * single source of the catalog; the diagrams, the viewer and the coverage tools all read it).
  * Nothing here is hand-maintained: add an edge to the chart and it shows up everywhere.
  */
@@ -82,7 +82,7 @@ function* nodesOf(node: AnyStateNode): Generator<AnyStateNode> {
 function edgesOfNode(node: AnyStateNode): ChartEdge[] {
   const from = stateId(node);
   // `transitions` holds event edges, invoke onDone/onError and `after` (xstate.after.*) alike;
-  // `always` lives apart. The chart avoids `always` (DESIGN §3) but a catalog must not hide one.
+  // `always` lives apart. The chart avoids `always` but a catalog must not hide one.
   const groups: [string, readonly RawTransition[]][] = [...node.transitions.entries()];
   if (node.always?.length) groups.push(['always', node.always]);
   const out: ChartEdge[] = [];

@@ -1,15 +1,9 @@
 import type { LogRecord } from '../store/records.ts';
+import { turnAfter } from '../store/turns.ts';
 import { type Chart, chartOf, transitionKey } from './edgeCatalog.ts';
 
-/**
- * A turn begins after the loop takes one of these (the chart's `nextTurn` and `countPausedTurn`
- * actions; `evolve` counts a run's turns the same way).
- */
-export const NEW_TURN_REASONS: ReadonlySet<string> = new Set([
-  'tool_result_continuation',
-  'auto_compact',
-  'pause_turn_continuation',
-]);
+/** The one turn numbering (src/store/turns.ts), for the viewer's modules. */
+export { NEW_TURN_REASONS } from '../store/turns.ts';
 
 /** One transition of the log, placed on the chart. */
 export interface TimelineEntry {
@@ -82,7 +76,7 @@ export function sessionView(records: readonly LogRecord[], chart: Chart = chartO
       const { from, to, trigger, reason } = r.data;
       const edge = edgeIndex.get(transitionKey(r.data)) ?? -1;
       timeline.push({ seq: r.seq, at: r.at, run: r.run, from, to, trigger, reason, turn, edge });
-      if (NEW_TURN_REASONS.has(reason)) turnOfRun.set(run, turn + 1);
+      turnOfRun.set(run, turnAfter(turn, reason));
     } else if (r.type === 'model.responded') {
       const u = r.data.response.usage;
       const t = turnEntry(run, turnOfRun.get(run) ?? 1);

@@ -12,7 +12,7 @@ $('session-meta').textContent = D.session.id + ' · ' + fmtInt(D.session.records
   (D.session.forkedFrom ? ' · forked from ' + D.session.forkedFrom.session + '@' + D.session.forkedFrom.seq : '');
 for (const r of D.runs) {
   const chip = el('button', 'chip ' + r.status,
-    runLabel(r.id) + ' ' + r.status + (r.reason && r.reason !== r.status ? ' · ' + r.reason : '') + ' · ' + r.turns + ' turns');
+    runLabel(r.id) + ' ' + r.status + (r.reason && r.reason !== r.status ? ' · ' + r.reason : '') + ' · ' + r.turns + (r.turns === 1 ? ' turn' : ' turns'));
   chip.title = 'run ' + r.id + ': jump to its start';
   chip.addEventListener('click', () => go(stepOfSeq.get(r.startedSeq) ?? 0));
   $('runs').append(chip);

@@ -17,7 +17,7 @@ import {
   toolUseReply,
 } from '../support/messagesServer.ts';
 
-// Each spawn starts tsx and loads the runtime: seconds on a busy machine. Be generous.
+// Each spawn starts node and loads the compiled runtime: seconds on a busy machine. Be generous.
 const SLOW = 180_000;
 
 let root: string;
@@ -479,6 +479,10 @@ describe('sessions, log, replay, fork', () => {
       const f = await runCli(['fork', id, '--at', String(at), '--json', '--store', store], { cwd: p.cwd });
       expect(f.code, f.stderr).toBe(0);
       const fork = onlyJson<{ sessionId: string }>(f).sessionId;
+      // Nothing runs the fork's copied run: it is listed as interrupted, not running.
+      const listed = await runCli(['sessions', '--json', '--store', store], { cwd: p.cwd });
+      const row = onlyJson<{ id: string; status: string }[]>(listed).find((x) => x.id === fork);
+      expect(row?.status).toBe('interrupted');
       const s2 = await writeJson(path.join(p.cwd, 's2-mid.json'), { turns: [{ text: 'Found notes.txt.' }] });
       const r = await runCli(['run', '--resume', fork, '--script', s2, '--store', store, '--json', 'go on'], {
         cwd: p.cwd,
@@ -495,6 +499,10 @@ describe('sessions, log, replay, fork', () => {
       const rerun = log.find((x) => x.seq > at && x.type === 'tool.finished');
       expect(rerun?.data).toMatchObject({ name: 'Glob', outcome: 'ok' });
       expect(JSON.stringify(rerun?.data)).toContain('notes.txt');
+      const after = await runCli(['sessions', '--json', '--store', store], { cwd: p.cwd });
+      expect(onlyJson<{ id: string; status: string }[]>(after).find((x) => x.id === fork)?.status).toBe(
+        'completed',
+      );
     },
     SLOW,
   );
@@ -520,30 +528,36 @@ describe('bad input: a clear message, the right exit code, nothing written', () 
   }
 
   it(
-    'a malformed script: exit 1, the message names the file and the turn',
+    'a malformed or unreadable script or settings file: exit 2 (bad usage), the message names the file',
     async () => {
       const bad = await writeJson(path.join(p.cwd, 'bad.json'), {
         turns: [{ text: 'fine' }, { stop_reason: 'end_turn' }],
       });
       const notJson = path.join(p.cwd, 'broken.json');
       await writeFile(notJson, '{"turns": [');
-      const [r, r2, missing] = await unchanged(p.store, [
+      const badSettings = await writeJson(path.join(p.cwd, 'settings.json'), { hooks: { Stop: 'nope' } });
+      const [r, r2, missing, noSettings, invalidSettings] = await unchanged(p.store, [
         ['run', '--script', bad, '--json', 'hi'],
         ['run', '--script', notJson, '--json', 'hi'],
         ['run', '--script', 'nope.json', '--json', 'hi'],
+        ['run', '--script', p.script, '--settings', 'missing-settings.json', '--json', 'hi'],
+        ['run', '--script', p.script, '--settings', badSettings, '--json', 'hi'],
       ]);
-      expect(r!.code).toBe(1);
-      expect(r!.stdout).toBe('');
+      for (const x of [r, r2, missing, noSettings, invalidSettings]) {
+        expect(x!.code, x!.stderr).toBe(2);
+        expect(x!.stdout).toBe('');
+        // One line, with the error's code in brackets.
+        expect(x!.stderr.trimEnd().split('\n'), x!.stderr).toHaveLength(1);
+        expect(x!.stderr).toMatch(/^reloop: .* \[[A-Z_]+\]\n$/);
+      }
       expect(r!.stderr).toContain('bad.json');
       expect(r!.stderr).toContain('turn 2');
       expect(r!.stderr).toMatch(/content|text/);
-
-      expect(r2!.code).toBe(1);
+      expect(r!.stderr).toContain('[SCRIPT_INVALID]');
       expect(r2!.stderr).toMatch(/broken\.json.*not valid JSON/);
-
-      // An unreadable script file is bad usage, not a failed run.
-      expect(missing!.code).toBe(2);
-      expect(missing!.stderr).toContain('cannot read the script');
+      expect(missing!.stderr).toContain('[SCRIPT_UNREADABLE]');
+      expect(noSettings!.stderr).toContain('missing-settings.json');
+      expect(invalidSettings!.stderr).toMatch(/settings\.json.*hooks\.Stop/);
     },
     SLOW,
   );
@@ -720,6 +734,12 @@ describe('reloop run --demo', () => {
         ]) {
           expect(reasons, reason).toContain(reason);
         }
+        // The compaction shrank the context, measured as its trigger measures it.
+        const compaction = log.find((x) => x.type === 'compaction.finished');
+        if (compaction?.type !== 'compaction.finished' || !compaction.data.ok)
+          throw new Error('no compaction');
+        expect(compaction.data.tokensBefore).toBeGreaterThan(2_800);
+        expect(compaction.data.tokensAfter).toBeLessThan(compaction.data.tokensBefore);
         const v = await runCli(['replay', j.sessionId, '--verify', '--json'], { cwd });
         expect(v.code, v.stdout + v.stderr).toBe(0);
         expect(onlyJson(v)).toEqual({

@@ -85,7 +85,7 @@ describe('reloop import', () => {
     async () => {
       const r = await cli('import', path.join(root, 'nope'), '--store', store);
       expect(r.code).toBe(2);
-      expect(r.stderr).toBe(`reloop: ${path.join(root, 'nope')}: no such file or folder\n`);
+      expect(r.stderr).toBe(`reloop: ${path.join(root, 'nope')}: no such file or folder [IMPORT_PATH]\n`);
     },
     SLOW,
   );

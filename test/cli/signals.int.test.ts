@@ -105,6 +105,38 @@ describe('a catastrophic regex (item 5)', () => {
   });
 });
 
+describe('a glob pattern that backtracks for hours (second pass)', () => {
+  it(
+    'Ctrl-C during a Glob of `*?*?…Z` over a long file name aborts the run at once',
+    { timeout: 120_000 },
+    async () => {
+      const cwd = path.join(root, 'glob-redos');
+      await mkdir(cwd);
+      // The glob library's regex for this pattern fails in C(60, 14) ways on this name.
+      await writeFile(path.join(cwd, `${'n'.repeat(60)}.txt`), 'x\n');
+      const own = path.join(root, 'work-glob-sigint');
+      await mkdir(path.join(own, 'store', 'sessions'), { recursive: true });
+      const started = await startScriptedRun(
+        [[{ name: 'Glob', input: { pattern: `${'*?'.repeat(14)}Z` } }]],
+        {
+          cwd,
+          work: own,
+          args: ['--permission-mode', 'plan'],
+        },
+      );
+      await when(path.join(own, 'store', 'sessions'), () =>
+        logsContain(path.join(own, 'store'), '"type":"tool.started"'),
+      );
+      const pid = started.child.pid as number;
+      const base = cpuTicks(pid);
+      while (cpuTicks(pid) < base + 10) await new Promise((r) => setTimeout(r, 20));
+      started.child.kill('SIGINT');
+      const run = await started.run();
+      expect(run.status).toBe('aborted');
+    },
+  );
+});
+
 describe('SIGTERM and SIGHUP (item 8)', () => {
   it.each([
     'SIGTERM',

@@ -127,7 +127,7 @@ describe('reloop and a tree of sessions', () => {
         [child, parent, true],
       ]);
       const bad = await runCli(['replay', parent, '--tree', '--store', store], { cwd });
-      expect([bad.code, bad.stderr.trim()]).toEqual([2, 'reloop: --tree goes with --verify']);
+      expect([bad.code, bad.stderr.trim()]).toEqual([2, 'reloop: --tree goes with --verify [USAGE]']);
     },
     SLOW,
   );

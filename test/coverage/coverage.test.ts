@@ -14,15 +14,16 @@ import { openFileStore } from '../../src/store/fileStore.ts';
 import { MemoryEventStore } from '../../src/store/memoryStore.ts';
 import type { LogRecord } from '../../src/store/records.ts';
 import { edgeCatalog } from '../../src/viz/edgeCatalog.ts';
+import { CLI_BIN } from '../support/cli.ts';
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
-/** A CLI call starts node + tsx: seconds each, more on a busy machine. */
+/** A CLI call starts node and loads the compiled CLI: seconds on a busy machine. */
 const CLI_TIMEOUT = 60_000;
 
 async function reloop(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const r = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: root });
+    const r = await run(process.execPath, [CLI_BIN, ...args], { cwd: root });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (e) {
     const x = e as { code: number; stdout: string; stderr: string };

@@ -546,3 +546,37 @@ async function waitFor(condition: () => boolean): Promise<void> {
   for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 5));
   expect(condition()).toBe(true);
 }
+
+describe('the history sent, request after request', () => {
+  it('a history that grew is sent exactly as normalizeHistory of all of it, merges included', async () => {
+    const history: Message[] = [{ role: 'user', content: 'go' }];
+    const c = new AnthropicModelClient({ apiKey: KEY, baseURL: server.url });
+    const send = async (messages: readonly Message[]) => {
+      server.enqueue(textReply('ok'));
+      await c.stream(request({ messages }), { signal: new AbortController().signal });
+      return server.requests.at(-1)!.body.messages;
+    };
+    expect(await send(history)).toEqual(normalizeHistory(history));
+    history.push(
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'Read', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'r1' }] },
+    );
+    expect(await send(history)).toEqual(normalizeHistory(history));
+    // A user message right after the tool results merges into the last sent turn.
+    history.push({ role: 'user', content: 'Continue where you left off.' });
+    const merged = await send(history);
+    expect(merged).toEqual(normalizeHistory(history));
+    expect(merged).toHaveLength(3);
+    history.push(
+      { role: 'assistant', content: [{ type: 'text', text: '' }] },
+      { role: 'assistant', content: 'b' },
+    );
+    expect(await send(history)).toEqual(normalizeHistory(history));
+    // A new history (a compaction) is normalized from its start, whatever was sent before.
+    const compacted: Message[] = [{ role: 'user', content: 'summary' }, history.at(-1)!];
+    expect(await send(compacted)).toEqual(normalizeHistory(compacted));
+    // The same array rewritten in place (not the loop's way, but a caller's right) is not trusted.
+    compacted[1] = { role: 'assistant', content: 'changed' };
+    expect(await send(compacted)).toEqual(normalizeHistory(compacted));
+  });
+});

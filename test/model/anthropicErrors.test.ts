@@ -139,6 +139,30 @@ describe('classifyError: mid-stream and connection failures', () => {
     expect(classifyError(busy).kind).toBe('retryable');
   });
 
+  it.each([
+    ['a port fetch refuses (Fetch "bad port")', new Error('bad port'), /API URL cannot be used/],
+    ['a scheme fetch cannot speak', new Error('unknown scheme'), /API URL cannot be used/],
+    [
+      'a reply that is not HTTP',
+      Object.assign(new Error('Response does not match the HTTP/1.1 protocol'), {
+        code: 'HPE_INVALID_CONSTANT',
+      }),
+      /did not answer in HTTP/,
+    ],
+    [
+      'a URL that does not parse',
+      Object.assign(new TypeError('Invalid URL'), { code: 'ERR_INVALID_URL' }),
+      /API URL is not valid/,
+    ],
+  ])('%s can never succeed: fatal at once, naming ANTHROPIC_BASE_URL', (_name, cause, message) => {
+    // The SDK's shape: APIConnectionError → TypeError('fetch failed') → the cause.
+    const err = new APIConnectionError({ cause: new TypeError('fetch failed', { cause }) });
+    const f = classifyError(err);
+    expect(f.kind).toBe('fatal');
+    expect(f.message).toMatch(message);
+    expect(f.message).toContain('ANTHROPIC_BASE_URL');
+  });
+
   it('an unknown error (a bug) is fatal', () => {
     expect(classifyError(new RangeError('index out of range'))).toEqual({
       kind: 'fatal',

@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import type { ToolUseBlock } from '../../src/model/messages.ts';
 import {
@@ -514,6 +514,94 @@ describe('runToolBatch: failures and abort', () => {
       ['b', true],
     ]);
     expect(o.finished.every((r) => r.outcome === 'interrupted' && r.synthetic)).toBe(true);
+  });
+});
+
+describe('runToolBatch: one timer and one abort listener per batch', () => {
+  const hang = (name: string, timeoutMs: number, safe: boolean): Tool<{ text: string }> => ({
+    ...echoTool,
+    name,
+    timeoutMs,
+    isConcurrencySafe: () => safe,
+    call: () => new Promise(() => {}),
+  });
+
+  it('calls run one after another arm the timer once and listen on the run once', async () => {
+    const controller = new AbortController();
+    const listen = vi.spyOn(controller.signal, 'addEventListener');
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    const unsafe = { ...echoTool, isConcurrencySafe: () => false };
+    try {
+      const out = await runToolBatch(
+        batch(
+          [unsafe],
+          [1, 2, 3, 4, 5].map((n) => use(`u${n}`, 'echo', { text: `${n}` })),
+          {
+            signal: controller.signal,
+          },
+        ),
+        observed().observer,
+      );
+      expect(out.results.map((r) => r.content)).toEqual([
+        'echo: 1',
+        'echo: 2',
+        'echo: 3',
+        'echo: 4',
+        'echo: 5',
+      ]);
+      expect(listen).toHaveBeenCalledTimes(1);
+      expect(timers).toHaveBeenCalledTimes(1);
+    } finally {
+      listen.mockRestore();
+      timers.mockRestore();
+    }
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('each call still times out at its own deadline, in parallel and one after another', async () => {
+    const { o, observer } = observed();
+    const out = await runToolBatch(
+      batch(
+        [hang('slow', 60, true), hang('quick', 10, true), hang('alone', 20, false), echoTool],
+        [
+          use('a', 'slow', { text: '' }),
+          use('b', 'quick', { text: '' }),
+          use('c', 'echo', { text: 'x' }),
+          use('d', 'alone', { text: '' }),
+          use('e', 'quick', { text: '' }),
+        ],
+      ),
+      observer,
+    );
+    expect(out.results.map((r) => r.content)).toEqual([
+      'slow timed out after 60 ms',
+      'quick timed out after 10 ms',
+      'echo: x',
+      'alone timed out after 20 ms',
+      'quick timed out after 10 ms',
+    ]);
+    expect(o.finished.map((r) => r.outcome).sort()).toEqual([
+      'ok',
+      'timeout',
+      'timeout',
+      'timeout',
+      'timeout',
+    ]);
+  });
+
+  it('the run aborting interrupts every call in flight of the batch', async () => {
+    const controller = new AbortController();
+    const { o, observer } = observed();
+    const pending = runToolBatch(
+      batch([hang('h', 60_000, true)], [use('a', 'h', { text: '' }), use('b', 'h', { text: '' })], {
+        signal: controller.signal,
+      }),
+      { ...observer, beforeRun: async () => void setImmediate(() => controller.abort(new Error('stop'))) },
+    );
+    const out = await pending;
+    expect(out.aborted).toBe(true);
+    expect(o.finished.map((r) => r.outcome)).toEqual(['interrupted', 'interrupted']);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 });
 

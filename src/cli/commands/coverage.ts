@@ -1,13 +1,5 @@
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import {
-  belowMinimum,
-  type CoverageDetail,
-  countAll,
-  formatCoverage,
-  readLogTree,
-  readStoreRecords,
-} from '../../coverage/coverage.ts';
+import type { CoverageDetail } from '../../coverage/coverage.ts';
 import type { LogRecord } from '../../store/records.ts';
 import {
   CommandFailed,
@@ -15,7 +7,6 @@ import {
   openStore,
   out,
   printJson,
-  storeDir,
   UsageError,
   withCommonOptions,
 } from '../io.ts';
@@ -36,8 +27,7 @@ export function parseMin(value: string | undefined): number | undefined {
 /** Read errors (a corrupt line, a wrong schema version, a missing file) end the command with their own words. */
 async function collect(logs: string[], opts: CoverageOptions): Promise<CoverageDetail> {
   const useStore = logs.length === 0 || opts.store !== undefined;
-  const dir = storeDir(opts);
-  if (useStore && !existsSync(dir)) throw new CommandFailed(`no store at ${dir}`);
+  const { countAll, readLogTree, readStoreRecords } = await import('../../coverage/coverage.ts');
   const store = useStore ? await openStore(opts) : undefined;
   try {
     const sources: AsyncIterable<LogRecord>[] = logs.length > 0 ? [readLogTree(logs)] : [];
@@ -46,8 +36,13 @@ async function collect(logs: string[], opts: CoverageOptions): Promise<CoverageD
   } catch (e) {
     const code = (e as { code?: unknown }).code;
     const file = (e as { path?: unknown }).path;
-    if (code === 'ENOENT' && typeof file === 'string') throw new CommandFailed(`no such log file: ${file}`);
-    throw new CommandFailed(e instanceof Error ? e.message : String(e));
+    if (code === 'ENOENT' && typeof file === 'string')
+      throw new CommandFailed(`no such log file: ${file}`, 1, 'ENOENT');
+    throw new CommandFailed(
+      e instanceof Error ? e.message : String(e),
+      1,
+      typeof code === 'string' ? code : undefined,
+    );
   } finally {
     await store?.close();
   }
@@ -68,10 +63,11 @@ export function registerCoverage(program: Command): void {
   ).action(async (logs: string[], opts: CoverageOptions) => {
     const min = parseMin(opts.min);
     const detail = await collect(logs, opts);
+    const { belowMinimum, formatCoverage } = await import('../../coverage/coverage.ts');
     if (opts.json) printJson(detail.report);
     else for (const line of formatCoverage(detail)) out(line);
     if (min === undefined) return;
     const below = belowMinimum(detail.report, min);
-    if (below.length > 0) throw new CommandFailed(below.join('\n'));
+    if (below.length > 0) throw new CommandFailed(below.join('\n'), 1, 'BELOW_MINIMUM');
   });
 }

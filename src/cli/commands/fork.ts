@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { forkSession } from '../../replay/fork.ts';
 import {
   type GlobalOptions,
   intOption,
@@ -19,6 +18,7 @@ export function registerFork(program: Command): void {
   ).action(async (session: string, opts: GlobalOptions & { at: string }) => {
     const at = intOption('--at', opts.at);
     if (at === undefined || at < 1) throw new UsageError('--at must be a seq ≥ 1');
+    const { forkSession } = await import('../../replay/fork.ts');
     const store = await openStore(opts);
     try {
       const sessionId = await forkSession(store, session, at);

@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { ImportedSession, ImportReport } from '../../import/importer.ts';
 import {
@@ -47,13 +48,18 @@ export function registerImport(program: Command): void {
       .argument('<paths...>', 'transcript files or folders')
       .option('--force', 'import again what was imported before (replaces the earlier import)'),
   ).action(async (paths: string[], opts: ImportCliOptions) => {
+    // A path that does not exist is bad usage, found before the store is opened (or created).
+    for (const p of paths) {
+      if (!(await stat(p).catch(() => undefined)))
+        throw new UsageError(`${p}: no such file or folder`, 'IMPORT_PATH');
+    }
     const { importTranscripts, ImportPathError } = await import('../../import/index.ts');
-    const store = await openStore(opts);
+    const store = await openStore(opts, { create: true });
     let report: ImportReport;
     try {
       report = await importTranscripts(store, paths, { force: opts.force === true });
     } catch (e) {
-      if (e instanceof ImportPathError) throw new UsageError(e.message);
+      if (e instanceof ImportPathError) throw new UsageError(e.message, e.code);
       throw e;
     } finally {
       await store.close();

@@ -1,52 +1,83 @@
 import type { Command } from 'commander';
+import { SessionNotFoundError } from '../../store/errors.ts';
 import type { LogRecord } from '../../store/records.ts';
 import type { EventStore } from '../../store/types.ts';
-import { describeRecord, timeOf } from '../format.ts';
 import {
   CommandFailed,
   type GlobalOptions,
   intOption,
+  LineWriter,
   openStore,
   out,
+  timeOf,
   UsageError,
   withCommonOptions,
 } from '../io.ts';
 
-type LogOptions = GlobalOptions & { from?: string; to?: string; type?: string; follow?: boolean };
+interface LogOptions extends GlobalOptions {
+  from?: string;
+  to?: string;
+  type?: string;
+  follow?: boolean;
+}
 
 export function registerLog(program: Command): void {
   withCommonOptions(
     program
       .command('log <session>')
       .description('print the records of a session (one JSON record per line with --json)')
-      .option('--from <seq>', 'first seq')
-      .option('--to <seq>', 'last seq')
+      .option('--from <seq>', 'first seq (≥ 1)')
+      .option('--to <seq>', 'last seq (≥ --from)')
       .option('--type <type>', 'only records of this type (e.g. transition)')
       .option('--follow', 'keep printing records as they land; exit when the run in progress ends'),
   ).action(async (session: string, opts: LogOptions) => {
     if (opts.follow && opts.to !== undefined) throw new UsageError('--follow cannot be combined with --to');
+    const fromSeq = intOption('--from', opts.from);
+    const toSeq = intOption('--to', opts.to);
+    // A range or a type that can match nothing is a mistake, not an empty answer.
+    if (fromSeq === 0 || toSeq === 0) throw new UsageError('--from and --to are seqs: they start at 1');
+    if (fromSeq !== undefined && toSeq !== undefined && fromSeq > toSeq)
+      throw new UsageError(`--from ${fromSeq} is after --to ${toSeq}: nothing can match`);
+    const [{ RECORD_TYPES }, { describeRecord }] = await Promise.all([
+      import('../../store/records.ts'),
+      import('../format.ts'),
+    ]);
+    if (opts.type !== undefined && !(RECORD_TYPES as readonly string[]).includes(opts.type))
+      throw new UsageError(
+        `--type ${JSON.stringify(opts.type)} is not a record type; one of: ${RECORD_TYPES.join(', ')}`,
+      );
     const store: EventStore = await openStore(opts);
-    const print = (r: LogRecord) => {
-      if (opts.type && r.type !== opts.type) return;
-      if (opts.json) out(JSON.stringify(r));
-      else out(`${String(r.seq).padStart(5)}  ${timeOf(r.at)}  ${r.type.padEnd(18)} ${describeRecord(r)}`);
-    };
+    const line = (r: LogRecord) =>
+      opts.json
+        ? JSON.stringify(r)
+        : `${String(r.seq).padStart(5)}  ${timeOf(r.at)}  ${r.type.padEnd(18)} ${describeRecord(r)}`;
     try {
-      const range = { fromSeq: intOption('--from', opts.from), toSeq: intOption('--to', opts.to) };
-      if (!opts.follow) {
-        for await (const r of store.read(session, range)) print(r);
-        return;
-      }
-      // What is there first (the run in progress is the last run.started with no run.ended after it).
-      let last = 0;
+      if (!(await store.exists(session))) throw new SessionNotFoundError(session);
+      const last = await store.lastSeq(session);
+      // Following, a --from past the end waits for that record; otherwise it can match nothing.
+      if (!opts.follow && fromSeq !== undefined && fromSeq > last)
+        throw new CommandFailed(
+          `--from ${fromSeq} is past the end of ${session}: the log has seqs 1..${last}`,
+          1,
+          'SEQ_RANGE',
+        );
+      // What is there first, in blocks (the run in progress is the last run.started with no run.ended after it).
+      const w = new LineWriter();
+      let seen = 0;
       let open = false;
-      for await (const r of store.read(session)) {
-        if (r.seq >= (range.fromSeq ?? 1)) print(r);
-        last = r.seq;
-        if (r.type === 'run.started') open = true;
-        else if (r.type === 'run.ended') open = false;
+      try {
+        for await (const r of store.read(session, opts.follow ? {} : { fromSeq, toSeq })) {
+          seen = r.seq;
+          if (r.type === 'run.started') open = true;
+          else if (r.type === 'run.ended') open = false;
+          if (r.seq < (fromSeq ?? 1) || (opts.type && r.type !== opts.type)) continue;
+          w.line(line(r));
+        }
+      } finally {
+        // What was read before a bad line is still printed, then the error.
+        w.flush();
       }
-      if (!open) return;
+      if (!opts.follow || !open) return;
       if (!store.follow) throw new CommandFailed('this store cannot follow a session (no EventStore.follow)');
       // Interrupted, it stops following and exits as a shell expects of a signal (128 + signal number).
       const stop = new AbortController();
@@ -57,8 +88,9 @@ export function registerLog(program: Command): void {
       process.once('SIGINT', interrupt);
       process.once('SIGTERM', interrupt);
       try {
-        for await (const r of store.follow(session, { afterSeq: last, signal: stop.signal })) {
-          if (r.seq >= (range.fromSeq ?? 1)) print(r);
+        // Live: one write a record, as it lands.
+        for await (const r of store.follow(session, { afterSeq: seen, signal: stop.signal })) {
+          if (r.seq >= (fromSeq ?? 1) && !(opts.type && r.type !== opts.type)) out(line(r));
           if (r.type === 'run.ended') return;
         }
       } finally {

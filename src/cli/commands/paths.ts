@@ -1,6 +1,4 @@
 import type { Command } from 'commander';
-import { edgeName } from '../../coverage/coverage.ts';
-import { computeEdgePaths } from '../../coverage/paths.ts';
 import { CommandFailed, out, printJson } from '../io.ts';
 
 export function registerPaths(program: Command): void {
@@ -10,7 +8,11 @@ export function registerPaths(program: Command): void {
       'one shortest path to every edge of the chart (from @xstate/graph): the fact variants fed, the reason reached',
     )
     .option('--json', 'machine-readable output')
-    .action((opts: { json?: boolean }) => {
+    .action(async (opts: { json?: boolean }) => {
+      const [{ edgeName }, { computeEdgePaths }] = await Promise.all([
+        import('../../coverage/coverage.ts'),
+        import('../../coverage/paths.ts'),
+      ]);
       const report = computeEdgePaths();
       if (opts.json) {
         printJson(

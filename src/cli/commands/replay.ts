@@ -1,7 +1,4 @@
 import type { Command } from 'commander';
-import { textOf } from '../../model/messages.ts';
-import { loadRecords, stateAt } from '../../replay/loadSession.ts';
-import { verifyReplay } from '../../replay/verify.ts';
 import type { TreeVerifyReport } from '../../replay/verifyTree.ts';
 import { SessionNotFoundError } from '../../store/errors.ts';
 import {
@@ -10,6 +7,7 @@ import {
   intOption,
   openStore,
   out,
+  plural,
   printJson,
   UsageError,
   withCommonOptions,
@@ -42,6 +40,7 @@ export function registerReplay(program: Command): void {
             throw new CommandFailed(
               `cannot replay ${session} to seq ${toSeq}: the log has seqs 1..${last}`,
               1,
+              'SEQ_RANGE',
             );
         }
         if (opts.verify && opts.tree) {
@@ -52,6 +51,11 @@ export function registerReplay(program: Command): void {
           return;
         }
         if (opts.verify) {
+          // Loaded only here: the chart and its driver are for --verify alone.
+          const [{ loadRecords }, { verifyReplay }] = await Promise.all([
+            import('../../replay/loadSession.ts'),
+            import('../../replay/verify.ts'),
+          ]);
           const records = await loadRecords(store, session, toSeq);
           const report = await verifyReplay(records, { toSeq });
           const { ok, transitions, divergence } = report;
@@ -59,7 +63,7 @@ export function registerReplay(program: Command): void {
             printJson({ ok, records: report.records, transitions, sealed: report.sealed, divergence });
           else if (ok)
             out(
-              `ok: ${report.records} records, ${transitions} transitions in ${report.runs} runs replay identically`,
+              `ok: ${plural(report.records, 'record')}, ${plural(transitions, 'transition')} in ${plural(report.runs, 'run')} replay identically`,
             );
           else {
             out(`DIVERGED at seq ${divergence!.seq}: ${divergence!.detail}`);
@@ -69,6 +73,10 @@ export function registerReplay(program: Command): void {
           if (!ok) throw new CommandFailed('', 1);
           return;
         }
+        const [{ stateAt }, { textOf }] = await Promise.all([
+          import('../../replay/loadSession.ts'),
+          import('../../model/messages.ts'),
+        ]);
         const state = await stateAt(store, session, toSeq);
         const run = state.currentRun ?? state.runs.last() ?? null;
         if (opts.json) {
@@ -88,7 +96,7 @@ export function registerReplay(program: Command): void {
         out(`session ${session} as of seq ${state.lastSeq}`);
         if (run)
           out(
-            `run ${run.id}: ${run.status}${run.reason ? ` (${run.reason})` : ''}, state ${run.state}, ${run.turns} turns`,
+            `run ${run.id}: ${run.status}${run.reason ? ` (${run.reason})` : ''}, state ${run.state}, ${plural(run.turns, 'turn')}`,
           );
         out(
           `usage: ${state.usage.inputTokens} in / ${state.usage.outputTokens} out, $${state.usage.costUsd.toFixed(4)}`,
@@ -132,12 +140,12 @@ function printTree(tree: TreeVerifyReport, json: boolean): void {
   for (const s of tree.sessions) {
     const who = s.parent ? `  child ${s.session}` : `session ${s.session}`;
     out(
-      `${who}: ${s.report.ok ? 'ok' : 'DIVERGED'}, ${s.report.records} records, ${s.report.transitions} transitions in ${s.report.runs} runs`,
+      `${who}: ${s.report.ok ? 'ok' : 'DIVERGED'}, ${plural(s.report.records, 'record')}, ${plural(s.report.transitions, 'transition')} in ${plural(s.report.runs, 'run')}`,
     );
   }
   const d = tree.divergence;
   if (!d) {
-    out(`ok: ${tree.sessions.length} sessions replay identically`);
+    out(`ok: ${plural(tree.sessions.length, 'session')} replay identically`);
     return;
   }
   out(`DIVERGED in session ${d.session} at seq ${d.seq}: ${d.detail}`);

@@ -25,7 +25,7 @@ export function registerServe(program: Command): void {
       ),
   ).action(async (opts: ServeOptions) => {
     const port = intOption('--port', opts.port);
-    const store = await openStore(opts, ['torn_tail']);
+    const store = await openStore(opts, { quiet: ['torn_tail'] });
     // Every store here has it today; a store chosen by URL (PostgreSQL) must have it too.
     if (typeof (store as { follow?: unknown }).follow !== 'function') {
       await store.close();

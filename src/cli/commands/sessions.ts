@@ -1,7 +1,14 @@
 import type { Command } from 'commander';
 import type { SessionInfo } from '../../store/types.ts';
-import { timeOf } from '../format.ts';
-import { type GlobalOptions, openStore, out, printJson, withCommonOptions } from '../io.ts';
+import {
+  type GlobalOptions,
+  LineWriter,
+  openStore,
+  out,
+  printJson,
+  timeOf,
+  withCommonOptions,
+} from '../io.ts';
 
 export function registerSessions(program: Command): void {
   withCommonOptions(
@@ -16,14 +23,17 @@ export function registerSessions(program: Command): void {
       const rows = await store.list();
       if (opts.json) return printJson(rows);
       if (rows.length === 0) return out('no sessions');
+      const w = new LineWriter();
       for (const { row, depth } of asTree(rows)) {
         const fork = row.forkedFrom ? `  fork of ${row.forkedFrom.session}@${row.forkedFrom.seq}` : '';
         const agent = row.parent ? `[${row.parent.agent}] ` : '';
         const indent = depth > 0 ? `${'  '.repeat(depth - 1)}└ ` : '';
-        out(
-          `${indent}${row.id}  ${row.status.padEnd(11)} ${String(row.lastSeq).padStart(6)} records  ${timeOf(row.updated)}  ${agent}${row.title}${fork}`,
+        const records = row.lastSeq === 1 ? 'record ' : 'records';
+        w.line(
+          `${indent}${row.id}  ${row.status.padEnd(11)} ${String(row.lastSeq).padStart(6)} ${records}  ${timeOf(row.updated)}  ${agent}${row.title}${fork}`,
         );
       }
+      w.flush();
     } finally {
       await store.close();
     }

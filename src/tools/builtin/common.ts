@@ -1,7 +1,17 @@
 import { createHash } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import path from 'node:path';
-import { type FsRoot, NotRegularFileError, OutsideRootError, rootFor, UNCONFINED } from '../confinedFs.ts';
+import {
+  type FsRoot,
+  HardLinkedFileError,
+  NotRegularFileError,
+  OutsideRootError,
+  type RootSpec,
+  rootFor,
+  rootFromSpec,
+  UNCONFINED,
+} from '../confinedFs.ts';
+import { parseRules } from '../permissions/rules.ts';
 import type { FileReadFact, ToolContext, ToolOutput } from '../types.ts';
 
 /**
@@ -15,7 +25,16 @@ import type { FileReadFact, ToolContext, ToolOutput } from '../types.ts';
  * relies on the policy having checked every call.
  */
 export interface BuiltinToolOptions {
-  allowOutsideCwd?: boolean;
+  /**
+   * Whether the tools may reach outside the working directory. A list of allow rules (what the
+   * CLI passes, e.g. `['Read(/etc/hosts)', 'Bash(npm test:*)']`): only where one of the tool's own
+   * path rules matches the real path of what is opened — so a symlink swapped after the policy
+   * looked, or a symlinked directory met by Glob or Grep, reaches nothing the rules do not name.
+   * `true`: anywhere, trusting the policy alone to have checked every path.
+   */
+  allowOutsideCwd?: boolean | readonly string[];
+  /** How long Glob (and Grep's file listing) may list before giving up (default GLOB_TIMEOUT_MS). */
+  listTimeoutMs?: number;
 }
 
 export function toolError(message: string): ToolOutput {
@@ -46,7 +65,48 @@ export interface ToolPath {
   root: FsRoot;
 }
 
-export async function toolPath(ctx: ToolContext, given: string, opts: BuiltinToolOptions): Promise<ToolPath> {
+const ruleSpecs = new WeakMap<readonly string[], Map<string, RootSpec['rules']>>();
+
+/** The tool's own path rules among `rules`, as a root's rules (parsed once per list and tool). */
+function outsideRules(rules: readonly string[], tool: string): RootSpec['rules'] {
+  let byTool = ruleSpecs.get(rules);
+  if (!byTool) {
+    byTool = new Map();
+    ruleSpecs.set(rules, byTool);
+  }
+  let found = byTool.get(tool);
+  if (!found) {
+    found = parseRules(rules).flatMap((r) =>
+      r.tool === tool && r.kind === 'path' ? [{ pattern: r.pattern, absolute: r.absolute }] : [],
+    );
+    byTool.set(tool, found);
+  }
+  return found;
+}
+
+const rootsByRules = new WeakMap<NonNullable<RootSpec['rules']>, Map<string, FsRoot>>();
+
+/** The root for cwd plus the outside paths `rules` name, compiled once per cwd. */
+function rootWithRules(real: string, rules: NonNullable<RootSpec['rules']>): FsRoot {
+  let byReal = rootsByRules.get(rules);
+  if (!byReal) {
+    byReal = new Map();
+    rootsByRules.set(rules, byReal);
+  }
+  let root = byReal.get(real);
+  if (!root) {
+    root = rootFromSpec({ real, rules });
+    byReal.set(real, root);
+  }
+  return root;
+}
+
+export async function toolPath(
+  ctx: ToolContext,
+  given: string,
+  opts: BuiltinToolOptions,
+  tool: string,
+): Promise<ToolPath> {
   const absolute = path.resolve(ctx.cwd, given);
   const rel = path.relative(path.resolve(ctx.cwd), absolute);
   const display =
@@ -55,7 +115,13 @@ export async function toolPath(ctx: ToolContext, given: string, opts: BuiltinToo
       : rel.startsWith('..') || path.isAbsolute(rel)
         ? absolute
         : rel.split(path.sep).join('/');
-  return { absolute, display, root: opts.allowOutsideCwd ? UNCONFINED : await rootFor(ctx.cwd) };
+  const outside = opts.allowOutsideCwd;
+  if (outside === true) return { absolute, display, root: UNCONFINED };
+  const root = await rootFor(ctx.cwd);
+  if (!outside) return { absolute, display, root };
+  const rules = outsideRules(outside, tool);
+  if (!rules?.length) return { absolute, display, root };
+  return { absolute, display, root: rootWithRules(root.real, rules) };
 }
 
 export function outsideMessage(ctx: ToolContext, given: string, real: string): string {
@@ -86,6 +152,12 @@ export function openFailure(
       );
     }
     return toolError(`${p.display} is a ${e.kind}, not a regular file; ${verb} works on regular files only.`);
+  }
+  if (e instanceof HardLinkedFileError) {
+    return toolError(
+      `${p.display} has ${e.links} hard links: changing it in place would change the same file under its ` +
+        'other names, which may be outside the working directory. Write a file under a new name instead.',
+    );
   }
   const code = errnoCode(e);
   if (code === 'ENOENT') return toolError(`File does not exist: ${clipPath(p.display)}`);

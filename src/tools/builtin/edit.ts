@@ -60,7 +60,7 @@ export function editTool(opts: BuiltinToolOptions = {}): Tool<EditInput> {
     isReadOnly: false,
     isConcurrencySafe: () => false,
     async call(input, ctx): Promise<ToolOutput> {
-      const p = await toolPath(ctx, input.file_path, opts);
+      const p = await toolPath(ctx, input.file_path, opts, 'Edit');
       const relative = p.display;
       const { old_string: oldStr, new_string: newStr } = input;
       if (oldStr === newStr) return toolError('old_string and new_string are identical: nothing to change.');
@@ -92,6 +92,9 @@ async function edit(
 ): Promise<ToolOutput> {
   const { old_string: oldStr, new_string: newStr } = input;
   if (file.created) {
+    if (Buffer.byteLength(newStr) > EDIT_MAX_BYTES) {
+      return toolError(`new_string is over the cap of ${EDIT_MAX_BYTES} bytes for one file.`);
+    }
     return {
       content: `Created ${relative}.`,
       filesRead: [fileFact(absolute, newStr, await file.replace(newStr))],
@@ -120,6 +123,14 @@ async function edit(
     return toolError(
       `old_string was found ${count} times in ${relative}. Add surrounding lines to make it unique, ` +
         `or set replace_all to true to replace every occurrence.`,
+    );
+  }
+  // replace_all of a short, frequent old_string by a long new_string multiplies the file: a 1 MB
+  // file of "a" and a 1 KB new_string would be 1 GB. Refused before it is built.
+  const bytes = data.length + count * (Buffer.byteLength(newStr) - Buffer.byteLength(oldStr));
+  if (bytes > EDIT_MAX_BYTES) {
+    return toolError(
+      `The edit would make ${relative} ${bytes} bytes (${count} replacements), over the cap of ${EDIT_MAX_BYTES}.`,
     );
   }
   // split/join, not String.replace: `$&` and friends in new_string must stay literal.

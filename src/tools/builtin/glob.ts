@@ -1,9 +1,9 @@
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
-import { glob } from 'tinyglobby';
 import { z } from 'zod';
-import { confinedDirReader, type FsRoot, OutsideRootError, statConfined } from '../confinedFs.ts';
+import { type FsRoot, OutsideRootError, statConfined } from '../confinedFs.ts';
 import { checkGlobPattern } from '../globPatterns.ts';
+import { GlobAbortedError, GlobTimeoutError, globInWorker } from '../globWorker.ts';
 import type { Tool, ToolContext } from '../types.ts';
 import { type BuiltinToolOptions, errnoCode, messageOf, openFailure, toolError, toolPath } from './common.ts';
 
@@ -32,28 +32,33 @@ export function patternRefusal(field: string, pattern: string): string | undefin
   return v.ok ? undefined : `The ${field} ${JSON.stringify(pattern.slice(0, 200))} is refused: ${v.why}.`;
 }
 
+/** How long one listing may take before it is given up on (the main thread stays free meanwhile). */
+export const GLOB_TIMEOUT_MS = 30_000;
+
 /**
- * Files under `base` matching `pattern`, relative to `base`. Every directory is listed through a
- * descriptor verified to be inside `root`, so whatever the glob library makes of the pattern, and
- * whatever happens to the tree meanwhile, nothing outside is listed.
+ * Files under `base` matching `pattern`, relative to `base`, listed in a worker thread through
+ * descriptors verified to be inside `root` (globWorker.ts): whatever the glob library makes of the
+ * pattern, whatever happens to the tree meanwhile, nothing outside is listed, and a pattern that
+ * backtracks for minutes costs one timed-out call, not the process.
  */
-export async function confinedGlob(
+export function confinedGlob(
   root: FsRoot,
   base: string,
   pattern: string,
   signal: AbortSignal,
+  timeoutMs = GLOB_TIMEOUT_MS,
 ): Promise<{ files: string[]; refusedDirs: number }> {
-  const reader = confinedDirReader(root);
-  const files = await glob(pattern, {
-    cwd: base,
-    dot: true,
-    onlyFiles: true,
-    followSymbolicLinks: false,
-    ignore: defaultIgnores(pattern),
-    signal,
-    fs: reader.fs,
-  });
-  return { files, refusedDirs: reader.refused.length };
+  return globInWorker(root.spec, base, pattern, defaultIgnores(pattern), timeoutMs, signal);
+}
+
+/** The is_error text for a listing that was given up on, or undefined for any other error. */
+export function listingGaveUp(e: unknown, what: string): string | undefined {
+  if (!(e instanceof GlobTimeoutError)) return undefined;
+  return (
+    `${what} gave up: listing took more than ${e.timeoutMs / 1000} s. A pattern with many wildcards ` +
+    '(`*?*?*?…`, several `**` with wildcards between them) can take that long on each path; simplify it, ' +
+    'or narrow the search with path.'
+  );
 }
 
 export function displayOf(ctx: ToolContext, abs: string): string {
@@ -70,15 +75,23 @@ export function globTool(opts: BuiltinToolOptions = {}): Tool<GlobInput> {
     async call(input, ctx) {
       const refusal = patternRefusal('pattern', input.pattern);
       if (refusal) return toolError(refusal);
-      const p = await toolPath(ctx, input.path ?? '.', opts);
+      const p = await toolPath(ctx, input.path ?? '.', opts, 'Glob');
       let found: string[];
       let refusedDirs: number;
       try {
         const { stats } = await statConfined(p.root, p.absolute);
         if (!stats.isDirectory()) return toolError(`${p.display} is not a directory.`);
-        ({ files: found, refusedDirs } = await confinedGlob(p.root, p.absolute, input.pattern, ctx.signal));
+        ({ files: found, refusedDirs } = await confinedGlob(
+          p.root,
+          p.absolute,
+          input.pattern,
+          ctx.signal,
+          opts.listTimeoutMs,
+        ));
       } catch (e) {
-        if (ctx.signal.aborted) return toolError('Glob aborted.');
+        if (ctx.signal.aborted || e instanceof GlobAbortedError) return toolError('Glob aborted.');
+        const gaveUp = listingGaveUp(e, 'Glob');
+        if (gaveUp) return toolError(gaveUp);
         if (e instanceof OutsideRootError || errnoCode(e))
           return openFailure(ctx, input.path ?? '.', p, e, 'search');
         return toolError(`Glob failed in ${p.display}: ${messageOf(e)}`);

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { type FsRoot, readFileConfined, statConfined } from '../confinedFs.ts';
+import { GlobAbortedError } from '../globWorker.ts';
 import {
   type FileToMatch,
   MAX_LINE_CHARS,
@@ -18,7 +19,7 @@ import {
   toolError,
   toolPath,
 } from './common.ts';
-import { confinedGlob, displayOf, patternRefusal } from './glob.ts';
+import { confinedGlob, displayOf, listingGaveUp, patternRefusal } from './glob.ts';
 
 export const GREP_DEFAULT_HEAD_LIMIT = 250;
 const MAX_FILE_BYTES = 5 * 1024 * 1024;
@@ -26,6 +27,8 @@ const MAX_FILES_SCANNED = 20_000;
 /** One batch of files must finish matching within this; see regexWorker.ts. */
 export const GREP_MATCH_TIMEOUT_MS = 5_000;
 const READ_BATCH = 32;
+/** Content mode keeps at most this many matching lines, whatever head_limit asks for. */
+const GREP_MAX_CONTENT_LINES = 10_000;
 
 export const GrepInput = z.object({
   pattern: z
@@ -93,7 +96,7 @@ export function grepTool(opts: GrepToolOptions = {}): Tool<GrepInput> {
         if (refusal) return toolError(refusal);
       }
       const given = input.path ?? '.';
-      const p = await toolPath(ctx, given, opts);
+      const p = await toolPath(ctx, given, opts, 'Grep');
       let files: string[];
       let base: string;
       let refusedDirs = 0;
@@ -103,22 +106,33 @@ export function grepTool(opts: GrepToolOptions = {}): Tool<GrepInput> {
           base = p.absolute;
           const filter = input.glob;
           const pattern = filter === undefined ? '**/*' : filter.includes('/') ? filter : `**/${filter}`;
-          ({ files, refusedDirs } = await confinedGlob(p.root, base, pattern, ctx.signal));
+          ({ files, refusedDirs } = await confinedGlob(
+            p.root,
+            base,
+            pattern,
+            ctx.signal,
+            opts.listTimeoutMs,
+          ));
         } else {
           base = path.dirname(p.absolute);
           files = [path.basename(p.absolute)];
         }
       } catch (e) {
-        if (ctx.signal.aborted) return toolError('Grep aborted.');
+        if (ctx.signal.aborted || e instanceof GlobAbortedError) return toolError('Grep aborted.');
+        const gaveUp = listingGaveUp(e, 'Grep');
+        if (gaveUp) return toolError(gaveUp);
         if (errnoCode(e) === 'ENOENT') return toolError(`Path does not exist: ${p.display}`);
         return openFailure(ctx, given, p, e, 'search');
       }
       const skipped = Math.max(0, files.length - MAX_FILES_SCANNED);
       files = files.slice(0, MAX_FILES_SCANNED);
 
+      const limit = input.head_limit ?? GREP_DEFAULT_HEAD_LIMIT;
+      const mode = input.output_mode ?? 'files_with_matches';
       let hits: FileHits[];
       try {
-        hits = await searchFiles(ctx, p.root, base, files, input.pattern, flags, matchTimeoutMs);
+        const keep = mode === 'content' ? Math.min(limit, GREP_MAX_CONTENT_LINES) : 0;
+        hits = await searchFiles(ctx, p.root, base, files, input.pattern, flags, matchTimeoutMs, keep);
       } catch (e) {
         if (e instanceof RegexAbortedError || ctx.signal.aborted) return toolError('Grep aborted.');
         if (e instanceof RegexTimeoutError) {
@@ -140,8 +154,6 @@ export function grepTool(opts: GrepToolOptions = {}): Tool<GrepInput> {
       const note = notes.length ? `\n${notes.join('\n')}` : '';
       if (hits.length === 0) return { content: `No matches for ${JSON.stringify(input.pattern)}.${note}` };
 
-      const limit = input.head_limit ?? GREP_DEFAULT_HEAD_LIMIT;
-      const mode = input.output_mode ?? 'files_with_matches';
       if (mode === 'files_with_matches') {
         hits.sort((a, b) => b.mtime - a.mtime || a.path.localeCompare(b.path));
         const list = capped(
@@ -151,7 +163,7 @@ export function grepTool(opts: GrepToolOptions = {}): Tool<GrepInput> {
         );
         return { content: `Found ${hits.length} file${hits.length === 1 ? '' : 's'}\n${list}${note}` };
       }
-      hits.sort((a, b) => a.path.localeCompare(b.path));
+      hits.sort(byPath);
       if (mode === 'count') {
         const total = hits.reduce((s, h) => s + h.count, 0);
         const list = capped(
@@ -162,12 +174,32 @@ export function grepTool(opts: GrepToolOptions = {}): Tool<GrepInput> {
         return { content: `${list}\n\nFound ${total} matching lines in ${hits.length} files.${note}` };
       }
       const numbered = input['-n'] ?? true;
-      const lines = hits.flatMap((h) =>
-        h.lines.map((l) => (numbered ? `${h.path}:${l.n}:${l.text}` : `${h.path}:${l.text}`)),
-      );
-      return { content: capped(lines, limit, 'lines') + note };
+      const lines = hits
+        .flatMap((h) => h.lines.map((l) => (numbered ? `${h.path}:${l.n}:${l.text}` : `${h.path}:${l.text}`)))
+        .slice(0, limit);
+      const total = hits.reduce((s, h) => s + h.count, 0);
+      const more =
+        total > lines.length
+          ? `\n[… ${total - lines.length} more lines not shown; narrow the search or raise head_limit …]`
+          : '';
+      return { content: lines.join('\n') + more + note };
     },
   };
+}
+
+/** Keeps only the first `keep` lines of `hits` in path order (counts stay exact); returns how many. */
+function trimToFirst(hits: FileHits[], keep: number): number {
+  hits.sort(byPath);
+  let left = keep;
+  for (const h of hits) {
+    if (h.lines.length > left) h.lines = h.lines.slice(0, left);
+    left -= h.lines.length;
+  }
+  return keep - left;
+}
+
+function byPath(a: FileHits, b: FileHits): number {
+  return a.path.localeCompare(b.path);
 }
 
 /**
@@ -183,8 +215,11 @@ async function searchFiles(
   source: string,
   flags: string,
   timeoutMs: number,
+  /** Lines the output can show (content mode); the rest are counted, never kept. */
+  keep: number,
 ): Promise<FileHits[]> {
   const hits: FileHits[] = [];
+  let kept = 0;
   for (let i = 0; i < files.length; i += READ_BATCH) {
     if (ctx.signal.aborted) throw new RegexAbortedError();
     const batch = files.slice(i, i + READ_BATCH);
@@ -201,7 +236,7 @@ async function searchFiles(
       if (r) toMatch.push({ index: k, data: r.data });
     });
     if (toMatch.length === 0) continue;
-    const found = await matchInWorker(source, flags, toMatch, timeoutMs, ctx.signal);
+    const found = await matchInWorker(source, flags, toMatch, timeoutMs, ctx.signal, keep);
     for (const m of found) {
       const rel = batch[m.index] as string;
       hits.push({
@@ -210,7 +245,11 @@ async function searchFiles(
         count: m.count,
         lines: m.lines,
       });
+      kept += m.lines.length;
     }
+    // The output shows the first `keep` lines in path order: past twice that, drop lines that
+    // can no longer be among them, so memory stays bounded by what is shown, not by the tree.
+    if (kept > 2 * keep && keep > 0) kept = trimToFirst(hits, keep);
   }
   return hits;
 }

@@ -50,7 +50,7 @@ export function readTool(opts: BuiltinToolOptions = {}): Tool<ReadInput> {
     isReadOnly: true,
     isConcurrencySafe: () => true,
     async call(input, ctx) {
-      const p = await toolPath(ctx, input.file_path, opts);
+      const p = await toolPath(ctx, input.file_path, opts, 'Read');
       const relative = p.display;
       const ranged = input.offset !== undefined || input.limit !== undefined;
       const cap = ranged ? READ_MAX_BYTES : READ_MAX_BYTES_WITHOUT_RANGE;

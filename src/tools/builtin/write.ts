@@ -14,6 +14,8 @@ import {
 
 /** An existing file is read whole to check it is unchanged since Read; past this it is refused. */
 const WRITE_MAX_EXISTING_BYTES = 64 * 1024 * 1024;
+/** The most one Write may put in a file (the same cap Edit has for the file it produces). */
+export const WRITE_MAX_BYTES = 64 * 1024 * 1024;
 
 export const WriteInput = z.object({
   file_path: z
@@ -38,7 +40,11 @@ export function writeTool(opts: BuiltinToolOptions = {}): Tool<WriteInput> {
     isReadOnly: false,
     isConcurrencySafe: () => false,
     async call(input, ctx) {
-      const p = await toolPath(ctx, input.file_path, opts);
+      const size = Buffer.byteLength(input.content);
+      if (size > WRITE_MAX_BYTES) {
+        return toolError(`The content is ${size} bytes, over the cap of ${WRITE_MAX_BYTES} for one Write.`);
+      }
+      const p = await toolPath(ctx, input.file_path, opts, 'Write');
       const relative = p.display;
       let file: UpdatableFile;
       try {

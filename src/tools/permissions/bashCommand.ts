@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { type ArgumentRisk, argumentRisk } from './programArgs.ts';
 import { parseShell, type SimpleCommand } from './shellParse.ts';
 
 /**
@@ -20,6 +21,10 @@ import { parseShell, type SimpleCommand } from './shellParse.ts';
 export interface CommandView {
   words: string[];
   glob: boolean[];
+  /** More arguments are appended when it runs (`xargs cmd`, `find -exec cmd {} +`). */
+  open?: boolean;
+  /** Its arguments may make the program run or change something (programArgs.ts); allow views only. */
+  risk?: ArgumentRisk;
 }
 
 export interface BashAnalysis {
@@ -168,6 +173,10 @@ const NOT_ALLOWABLE: Record<string, string> = {
 const RUNS_STRINGS = new Set(['mapfile', 'readarray', 'compgen', 'complete', 'fc', 'bind']);
 
 const MAX_DEPTH = 4;
+/** The most words a Bash rule may name (`Bash(git commit -m x:*)` is 4). */
+export const MAX_RULE_WORDS = 64;
+/** ssh's remote command starts after its options and the host: looked for within this many words. */
+const SSH_COMMAND_START = 12;
 /** `sudo sudo sudo …` would multiply the views; past this the command is too complex to vouch for. */
 const MAX_VIEWS = 2000;
 
@@ -188,10 +197,42 @@ function collect(script: string, a: BashAnalysis, depth: number): void {
   for (const cmd of parsed.commands) simple(cmd, a, depth);
 }
 
+/**
+ * Variables a command may be given without hiding a command from deny rules. Others can make a
+ * program run one: `PS4='$(rm x)' bash -x`, `BASH_ENV=f`, `GIT_SSH_COMMAND`, `PAGER`, `EDITOR`,
+ * `NODE_OPTIONS`, `LD_PRELOAD`, `PATH`…
+ */
+const INERT_VARIABLES = new Set([
+  'NODE_ENV',
+  'CI',
+  'DEBUG',
+  'TZ',
+  'LANG',
+  'NO_COLOR',
+  'FORCE_COLOR',
+  'COLUMNS',
+  'LINES',
+  'RUST_LOG',
+  'RUST_BACKTRACE',
+  'PYTHONUNBUFFERED',
+  'PYTHONDONTWRITEBYTECODE',
+  'PORT',
+  'VERBOSE',
+]);
+
 function simple(cmd: SimpleCommand, a: BashAnalysis, depth: number): void {
   if (cmd.assignments.length) a.unaccounted ??= `it assigns ${cmd.assignments[0]?.split('=')[0]}`;
+  for (const assignment of cmd.assignments) {
+    const name = assignment.split(/\+?=/)[0] as string;
+    if (!INERT_VARIABLES.has(name) && !/^LC_[A-Z]+$/.test(name)) {
+      a.denyBlind ??= `it sets ${name}, which can make a program run a command reloop cannot see`;
+    }
+  }
   const write = cmd.redirects.find((r) => r.kind === 'write');
   if (write) a.unaccounted ??= `it writes to ${write.target} (${write.op})`;
+  // bash opens a network connection for these names, even for reading.
+  const net = cmd.redirects.find((r) => /^\/dev\/(tcp|udp)\//.test(r.target));
+  if (net) a.unaccounted ??= `it opens a network connection (${net.target})`;
   if (cmd.words.length === 0) return;
   const view: CommandView = { words: cmd.words.map((w) => w.value), glob: cmd.words.map((w) => w.glob) };
   if (view.glob[0]) a.unaccounted ??= `its command name ${view.words[0]} is a glob`;
@@ -203,8 +244,6 @@ function simple(cmd: SimpleCommand, a: BashAnalysis, depth: number): void {
     a.unaccounted ??= why;
     a.denyBlind ??= why;
   }
-  if (view.words[0] === 'printf' && view.words.includes('-v'))
-    a.unaccounted ??= 'printf -v assigns a variable';
   allowSide(view, a, depth);
   denySide(view, a, depth);
 }
@@ -215,14 +254,18 @@ function allowSide(view: CommandView, a: BashAnalysis, depth: number): void {
     a.unaccounted ??= 'too many commands to check';
     return;
   }
-  a.allowViews.push(view);
   const name = view.words[0] as string;
+  if (view.glob[0]) a.unaccounted ??= `its command name ${name} is a glob`;
+  const risk = argumentRisk(view.words, view.glob, view.open === true);
+  a.allowViews.push(risk ? { ...view, risk } : view);
+  // `command printf -v PATH …` and `time printf -v …` run the builtin too.
+  if (name === 'printf' && view.words.includes('-v')) a.unaccounted ??= 'printf -v assigns a variable';
   const notAllowable = NOT_ALLOWABLE[name];
   if (notAllowable) {
     a.unaccounted ??= notAllowable;
     return;
   }
-  if (SHELLS.has(baseName(name)) && shellScriptArg(view.words) !== undefined) {
+  if (SHELLS.has(baseName(name)) && shellRuns(view).kind === 'string') {
     a.unaccounted ??= `${name} -c runs a string as a shell script`;
     return;
   }
@@ -232,11 +275,12 @@ function allowSide(view: CommandView, a: BashAnalysis, depth: number): void {
   }
   const spec = WRAPPERS[name];
   if (spec) {
-    const inner = wrapped(view, spec);
+    let inner = wrapped(view, spec);
     if (typeof inner === 'string') {
       a.unaccounted ??= inner;
       return;
     }
+    if (inner && name === 'xargs') inner = xargsRuns(view, inner);
     if (inner?.words.length) {
       if (depth >= MAX_DEPTH) a.unaccounted ??= 'wrappers are nested too deeply';
       else {
@@ -257,15 +301,13 @@ function denySide(view: CommandView, a: BashAnalysis, depth: number): void {
     a.denyBlind ??= 'too many commands to check';
     return;
   }
-  const words = view.words.slice();
-  words[0] = baseName(words[0] as string);
-  const norm: CommandView = { words, glob: view.glob };
-  a.denyViews.push(norm);
+  if (baseName(view.words[0] as string) === 'xargs') view = xargsForDeny(view);
+  pushDenyView(view, 0, a);
   if (depth >= MAX_DEPTH) {
     a.denyBlind ??= 'wrappers are nested too deeply';
     return;
   }
-  const name = words[0] as string;
+  const name = baseName(view.words[0] as string);
   if (NAME_CHANGING.has(name)) a.denyBlind ??= `${name} changes what later command names mean`;
   if (name === 'source' || name === '.') a.denyBlind ??= `${name} runs a file reloop cannot see`;
   if (RUNS_STRINGS.has(name)) a.denyBlind ??= `${name} may run a command reloop cannot see`;
@@ -274,19 +316,21 @@ function denySide(view: CommandView, a: BashAnalysis, depth: number): void {
     const action = view.words[1];
     if (action !== undefined && !action.startsWith('-')) collect(action, a, depth + 1);
     else if (action !== undefined && view.words.length > 2) a.denyBlind ??= 'trap with options';
-  } else if (SHELLS.has(name) || name === 'su') {
-    const script = shellScriptArg(view.words);
-    if (script !== undefined) collect(script, a, depth + 1);
+  } else if ((SHELLS.has(name) && name !== 'busybox') || name === 'su') {
+    const runs = shellRuns(view);
+    if (runs.kind === 'string') collectString(view, runs.at, a, depth);
+    else if (name !== 'su')
+      a.denyBlind ??= `${name} runs ${runs.kind === 'file' ? 'a script file' : 'its input'} reloop cannot see`;
   } else if (name === 'env') {
     // `env -S 'rm x'` splits its argument into a command line of its own.
     const w = view.words;
     for (let i = 1; i < w.length; i++) {
       const word = w[i] as string;
-      if (word === '-S' || word === '--split-string') collect(w[i + 1] ?? '', a, depth + 1);
+      if (word === '-S' || word === '--split-string') collectString(view, i + 1, a, depth);
       else if (word.startsWith('--split-string='))
         collect(word.slice('--split-string='.length), a, depth + 1);
-      else if (/^-[^-]*S/.test(word))
-        collect(word.slice(word.indexOf('S') + 1) || (w[i + 1] ?? ''), a, depth + 1);
+      else if (/^-[^-]*S./.test(word)) collect(word.slice(word.indexOf('S') + 1), a, depth + 1);
+      else if (/^-[^-]*S$/.test(word)) collectString(view, i + 1, a, depth);
     }
   } else if (name === 'watch') {
     collect(
@@ -301,12 +345,60 @@ function denySide(view: CommandView, a: BashAnalysis, depth: number): void {
   if (WRAPPERS[name] || OPAQUE_WRAPPERS.has(name) || SHELLS.has(name)) {
     // Any later word may be where the wrapped command starts: `sudo -u root rm`, `nice -n 5 rm`.
     for (let k = 1; k < view.words.length; k++) {
-      denySide({ words: view.words.slice(k), glob: view.glob.slice(k) }, a, depth + 1);
+      // Checked before copying: `nice a a a …` with 20 000 words must not copy them 20 000 times.
+      if (a.denyViews.length >= MAX_VIEWS) {
+        a.denyBlind ??= 'too many commands to check';
+        break;
+      }
+      if (!DENY_SPECIAL.has(baseName(view.words[k] as string))) {
+        // An ordinary name runs nothing else: its view is all deny rules need of it.
+        pushDenyView(view, k, a);
+        continue;
+      }
+      const sub: CommandView = { words: view.words.slice(k), glob: view.glob.slice(k) };
+      denySide(view.open ? { ...sub, open: true } : sub, a, depth + 1);
+    }
+    // Some hand a word to a shell (`script -c 'rm x'`, `flock f -c …`, `parallel 'rm {}'`), and
+    // ssh joins its words into one remote command line (`ssh -p 22 host 'rm x'`; the command
+    // starts after a few options and the host).
+    if (OPAQUE_WRAPPERS.has(name)) {
+      for (let k = 1; k < view.words.length && a.denyViews.length < MAX_VIEWS; k++) {
+        const word = view.words[k] as string;
+        if (/[\s;&|<>()`$]/.test(word)) collect(word, a, depth + 1);
+        if (name === 'ssh' && k <= SSH_COMMAND_START && k < view.words.length - 1)
+          collect(view.words.slice(k).join(' '), a, depth + 1);
+      }
     }
   } else if (name === 'find') {
     for (const inner of findExecs(view)) denySide(inner, a, depth + 1);
   }
 }
+
+/**
+ * Deny rules compare at most MAX_RULE_WORDS words; a view keeps one more, so that a longer command
+ * never equals an exact rule, without copying a 20 000-word command for each of its offsets.
+ */
+function pushDenyView(view: CommandView, from: number, a: BashAnalysis): void {
+  const words = view.words.slice(from, from + MAX_RULE_WORDS + 1);
+  words[0] = baseName(words[0] as string);
+  const glob = view.glob.slice(from, from + MAX_RULE_WORDS + 1);
+  a.denyViews.push(view.open ? { words, glob, open: true } : { words, glob });
+}
+
+/** Names whose deny-side handling goes beyond their own view (they run or change commands). */
+const DENY_SPECIAL = new Set([
+  ...Object.keys(WRAPPERS),
+  ...OPAQUE_WRAPPERS,
+  ...SHELLS,
+  ...NAME_CHANGING,
+  ...RUNS_STRINGS,
+  'su',
+  'eval',
+  'trap',
+  'source',
+  '.',
+  'find',
+]);
 
 /** The command a wrapper runs; undefined when it runs none; a string saying why it is unclear. */
 function wrapped(view: CommandView, spec: WrapperSpec): CommandView | undefined | string {
@@ -360,14 +452,107 @@ function shortCluster(word: string, spec: WrapperSpec): 'ok' | 'takes-next' | 'b
   return 'ok';
 }
 
-/** `bash -c 'script'`, `sh -ec 'script'`, `su -c 'script'`: the script, or undefined. */
-function shellScriptArg(words: readonly string[]): string | undefined {
+/**
+ * What a shell is told to run: a `-c` string (at `at`, which may be past the end: `xargs sh -c`
+ * reads it from its input), a script file, or its input. Options are read as bash reads them:
+ * `-o name` and `-O name` take the next word, clusters combine (`-ec`), `--` and `-` end them;
+ * su takes `-c cmd` anywhere (`su root -c cmd`).
+ */
+function shellRuns(view: CommandView): { kind: 'string'; at: number } | { kind: 'file' | 'input' } {
+  const w = view.words;
+  if (baseName(w[0] as string) === 'su') {
+    for (let i = 1; i < w.length; i++) {
+      const word = w[i] as string;
+      if (word === '-c' || word === '--command') return { kind: 'string', at: i + 1 };
+      if (/^-[A-Za-z]*c/.test(word) || word.startsWith('--command=')) return { kind: 'string', at: i };
+    }
+    return { kind: 'input' };
+  }
+  let c = false;
+  let i = 1;
+  for (; i < w.length; i++) {
+    const word = w[i] as string;
+    if (word === '--' || word === '-') {
+      i++;
+      break;
+    }
+    if (!/^[-+]./.test(word)) break;
+    if (word.startsWith('--')) {
+      if (word === '--command') return { kind: 'string', at: i + 1 };
+      if (word === '--rcfile' || word === '--init-file') i++;
+      continue;
+    }
+    for (const ch of word.slice(1)) {
+      if (ch === 'c') c = true;
+      else if (ch === 'o' || ch === 'O') i++; // -o errexit, +O extglob
+    }
+  }
+  if (c) return { kind: 'string', at: i };
+  return i < w.length ? { kind: 'file' } : { kind: 'input' };
+}
+
+/**
+ * Deny rules look into the command string at `view.words[at]`; a string that is not there (it
+ * comes from xargs' input) or that bash, xargs or find fill in at run time hides its commands.
+ */
+function collectString(view: CommandView, at: number, a: BashAnalysis, depth: number): void {
+  let text = view.words[at];
+  // `su -c'rm x'` and `--command=rm x` carry the string in the option's own word.
+  if (text !== undefined && /^-[A-Za-z]*c./.test(text)) text = text.slice(text.indexOf('c') + 1);
+  else if (text?.startsWith('--command=')) text = text.slice('--command='.length);
+  if (text === undefined || view.glob[at]) {
+    a.denyBlind ??= `${view.words[0]} runs a command string reloop cannot see`;
+    return;
+  }
+  collect(text, a, depth + 1);
+}
+
+/** xargs' replace-string (`-I R`, `-iR`, `-i`, `--replace[=R]`), or undefined. */
+function xargsReplace(words: readonly string[]): { replace: string; at: number } | undefined {
   for (let i = 1; i < words.length; i++) {
     const w = words[i] as string;
     if (w === '--' || !w.startsWith('-')) return undefined;
-    if (/^-[A-Za-z]*c[A-Za-z]*$/.test(w) || w === '--command') return words[i + 1] ?? '';
+    if (w === '-I')
+      return words[i + 1] === undefined ? undefined : { replace: words[i + 1] as string, at: i + 1 };
+    if (w.startsWith('-I')) return { replace: w.slice(2), at: i };
+    if (w === '-i' || w === '--replace') return { replace: '{}', at: i };
+    if (w.startsWith('-i')) return { replace: w.slice(2), at: i };
+    if (w.startsWith('--replace=')) return { replace: w.slice('--replace='.length), at: i };
   }
   return undefined;
+}
+
+/** A word xargs or find fills in at run time: it may be anything. */
+const FILLED: { value: string; glob: boolean } = { value: '*', glob: true };
+
+function fillIn(view: CommandView, from: number, marker: string): CommandView {
+  const words = view.words.slice();
+  const glob = view.glob.slice();
+  for (let i = from; i < words.length; i++) {
+    if ((words[i] as string).includes(marker)) {
+      words[i] = FILLED.value;
+      glob[i] = FILLED.glob;
+    }
+  }
+  return { ...view, words, glob };
+}
+
+/**
+ * What xargs runs, as rules must see it: with `-I R` every word containing R is replaced by a
+ * line of input (so it may be anything); without, input lines are appended (an open view).
+ */
+function xargsRuns(view: CommandView, inner: CommandView): CommandView {
+  const r = xargsReplace(view.words);
+  if (!r) return { ...inner, open: true };
+  if (r.replace === '') return { ...inner, open: true };
+  return fillIn(inner, 1, r.replace);
+}
+
+function xargsForDeny(view: CommandView): CommandView {
+  const r = xargsReplace(view.words);
+  if (!r || r.replace === '') return { ...view, open: true };
+  const filled = fillIn(view, r.at + 1, r.replace);
+  return filled;
 }
 
 /** The commands `find … -exec cmd args ;` (and -execdir, -ok, -okdir) runs. */
@@ -378,7 +563,9 @@ function findExecs(view: CommandView): CommandView[] {
     if (!['-exec', '-execdir', '-ok', '-okdir'].includes(w[i] as string)) continue;
     let j = i + 1;
     while (j < w.length && w[j] !== ';' && w[j] !== '+') j++;
-    out.push({ words: w.slice(i + 1, j), glob: view.glob.slice(i + 1, j) });
+    // find puts a path wherever `{}` occurs, command name included (`-exec {} x ;` runs the file).
+    const run = fillIn({ words: w.slice(i + 1, j), glob: view.glob.slice(i + 1, j) }, 0, '{}');
+    out.push(w[j] === '+' ? { ...run, open: true } : run);
     i = j;
   }
   return out;
@@ -397,6 +584,7 @@ export function ruleWords(spec: string): string[] | string {
   if (cmd.assignments.length || cmd.redirects.length) {
     return 'a Bash rule names a command and its arguments only (no assignments or redirections)';
   }
+  if (cmd.words.length > MAX_RULE_WORDS) return `a Bash rule names at most ${MAX_RULE_WORDS} words`;
   return cmd.words.map((w) => w.value);
 }
 
@@ -410,8 +598,14 @@ export function viewMatches(
   prefix: boolean,
   generous: boolean,
 ): boolean {
-  if (prefix ? view.words.length < rule.length : view.words.length !== rule.length) return false;
-  for (let i = 0; i < rule.length; i++) {
+  const n = view.words.length;
+  // An open view gets more words at run time: never exactly a rule's command for allow; for deny,
+  // the words it lacks may be the rule's next ones (`echo -rf / | xargs rm` is `rm -rf /`).
+  const growable = view.open === true && generous;
+  if (view.open && !generous && !prefix) return false;
+  if (n < rule.length && !growable) return false;
+  if (!prefix && n > rule.length) return false;
+  for (let i = 0; i < Math.min(n, rule.length); i++) {
     let want = rule[i] as string;
     if (generous && i === 0) want = baseName(want);
     const got = view.words[i] as string;

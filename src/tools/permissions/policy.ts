@@ -1,9 +1,11 @@
 import { checkGlobPattern } from '../globPatterns.ts';
-import { type ResolvedPath, resolveInCwd } from '../paths.ts';
+import { type ResolvedPath, resolveInCwd, rootRealPath } from '../paths.ts';
+import { protectedName } from '../protectedPaths.ts';
 import type { CanUseTool, PermissionResult } from '../types.ts';
 import { analyseBash, type BashAnalysis } from './bashCommand.ts';
+import { printable } from './display.ts';
 import { modeDecision, type PermissionMode } from './modes.ts';
-import { allowMatch, denyMatches, parseRules, type RuleSubject } from './rules.ts';
+import { allowMatch, denyMatches, namesProtected, parseRules, type RuleSubject } from './rules.ts';
 
 export interface PermissionPolicyOptions {
   mode: PermissionMode;
@@ -11,6 +13,11 @@ export interface PermissionPolicyOptions {
   allow?: readonly string[];
   deny?: readonly string[];
   cwd: string;
+  /**
+   * More directories a tool that changes files must not change without a rule naming them, like
+   * the built-in protected paths (src/tools/protectedPaths.ts): the CLI passes its store.
+   */
+  protect?: readonly string[];
 }
 
 function field(input: unknown, key: string): string | undefined {
@@ -36,8 +43,9 @@ function patternsOf(tool: string, input: unknown): { field: string; pattern: str
   return out;
 }
 
+/** For messages: clipped, and printable (a model's command may carry terminal escapes). */
 function short(s: string): string {
-  return s.length > 200 ? `${s.slice(0, 200)}…` : s;
+  return printable(s.length > 200 ? `${s.slice(0, 200)}…` : s);
 }
 
 /**
@@ -52,6 +60,11 @@ export function createPermissionPolicy(opts: PermissionPolicyOptions): CanUseToo
   const allow = parseRules(opts.allow ?? []);
   const deny = parseRules(opts.deny ?? []);
   const bashDenyRules = deny.some((r) => r.tool === 'Bash' && r.kind !== 'tool');
+  let protect: Promise<string[]> | undefined;
+  const protectedReal = () => {
+    protect ??= Promise.all((opts.protect ?? []).map((d) => rootRealPath(d).catch(() => d)));
+    return protect;
+  };
   return async (req): Promise<PermissionResult> => {
     const tool = req.tool.name;
     const subject: RuleSubject = { tool };
@@ -104,13 +117,28 @@ export function createPermissionPolicy(opts: PermissionPolicyOptions): CanUseToo
         };
       }
     }
-    const allowed = planBlocks ? undefined : allowMatch(allow, subject);
+    // A change under .git, .claude, .npmrc…: only a rule that names it allows it (protectedPaths.ts).
+    const guarded =
+      !req.tool.isReadOnly && resolved?.inside
+        ? protectedName(resolved.relative, resolved.real, await protectedReal())
+        : undefined;
+    let allowed = planBlocks ? undefined : allowMatch(allow, subject);
+    if (allowed && guarded && !allowed.every((r) => namesProtected(r, guarded))) allowed = undefined;
     if (allowed) return { behavior: 'allow', by: allowed.map((r) => `rule:${r.raw}`).join(',') };
     if (resolved && !resolved.inside) {
       return {
         behavior: 'deny',
         message: `${resolved.absolute} is outside the working directory ${opts.cwd}; no allow rule covers it.`,
         by: 'path:outside-cwd',
+      };
+    }
+    if (guarded && !planBlocks) {
+      return {
+        behavior: 'ask',
+        message:
+          `Allow ${tool}: ${resolved?.relative}? It is under ${guarded}, a protected path: what is there ` +
+          'can make git, npm, an editor or reloop run commands or change its records.',
+        by: 'path:protected',
       };
     }
     const decided = modeDecision(opts.mode, req.tool);

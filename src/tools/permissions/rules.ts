@@ -24,7 +24,15 @@ export class PermissionRuleError extends Error {
 export type PermissionRule =
   | { raw: string; tool: string; kind: 'tool' }
   | { raw: string; tool: string; kind: 'exact' | 'prefix'; command: string; words: string[] }
-  | { raw: string; tool: string; kind: 'path'; absolute: boolean; matches: (p: string) => boolean };
+  | {
+      raw: string;
+      tool: string;
+      kind: 'path';
+      /** The glob as given (after `~/` expansion). */
+      pattern: string;
+      absolute: boolean;
+      matches: (p: string) => boolean;
+    };
 
 const RULE = /^([A-Za-z][\w.-]*)(?:\((.*)\))?$/s;
 
@@ -48,7 +56,7 @@ export function parseRule(raw: string): PermissionRule {
   const absolute = path.isAbsolute(expanded);
   // dot: rules about `**` should cover dotfiles too; `..` segments are never matched by `**`.
   const matches = picomatch(expanded, { dot: true });
-  return { raw, tool, kind: 'path', absolute, matches };
+  return { raw, tool, kind: 'path', pattern: expanded, absolute, matches };
 }
 
 export function parseRules(raws: readonly string[]): PermissionRule[] {
@@ -113,10 +121,19 @@ export function allowMatch(rules: readonly PermissionRule[], s: RuleSubject): Pe
   for (const view of bash.allowViews) {
     const hit = mine.find(
       (r) =>
-        (r.kind === 'exact' || r.kind === 'prefix') && viewMatches(view, r.words, r.kind === 'prefix', false),
+        (r.kind === 'exact' || r.kind === 'prefix') &&
+        viewMatches(view, r.words, r.kind === 'prefix', false) &&
+        // Options that make the program run or change something are vouched for only by a rule
+        // that trusts the whole program (programArgs.ts).
+        (!view.risk || (view.risk.trustsBareRule && r.words.length === 1)),
     );
     if (!hit) return undefined;
     if (!used.includes(hit)) used.push(hit);
   }
   return used;
+}
+
+/** Whether a path rule names a protected directory or file itself (`Edit(.git/hooks/**)`), not by `**`. */
+export function namesProtected(rule: PermissionRule, name: string): boolean {
+  return rule.kind === 'path' && rule.pattern.toLowerCase().split('/').includes(name.toLowerCase());
 }

@@ -255,6 +255,25 @@ describe('rules themselves', () => {
 });
 
 describe('analyseBash stays bounded', () => {
+  it('a 20 000-word command behind a wrapper is checked in one pass, not copied for each offset', () => {
+    for (const cmd of [
+      `nice ${'a '.repeat(20_000)}`,
+      `ssh h ${'a '.repeat(20_000)}`,
+      `xargs ${'a '.repeat(20_000)}`,
+    ]) {
+      expect(analyseBash(cmd).denyBlind, cmd.slice(0, 8)).toBe('too many commands to check');
+    }
+  });
+
+  it('deny views keep enough words for any rule: a long command still matches a prefix rule, never an exact one', async () => {
+    const long = `rm ${'a '.repeat(100)}`;
+    expect((await decide({ mode: 'bypassPermissions', deny: ['Bash(rm:*)'] }, `nice ${long}`)).behavior).toBe(
+      'deny',
+    );
+    expect((await decide({ mode: 'bypassPermissions', deny: ['Bash(rm a)'] }, long)).behavior).toBe('allow');
+    expect(() => parseRule(`Bash(${'a '.repeat(65)})`)).toThrow(PermissionRuleError);
+  });
+
   it('a long chain of wrappers is cut off, not expanded exponentially', () => {
     const a = analyseBash(`${'sudo '.repeat(200)}rm x`);
     expect(a.denyBlind).toBeDefined();

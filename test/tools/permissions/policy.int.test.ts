@@ -33,7 +33,7 @@ const inputs: Record<string, unknown> = {
 };
 
 async function decide(
-  opts: { mode: PermissionMode; allow?: string[]; deny?: string[] },
+  opts: { mode: PermissionMode; allow?: string[]; deny?: string[]; protect?: string[] },
   tool: string,
   input: unknown = inputs[tool],
 ): Promise<PermissionResult> {
@@ -170,5 +170,64 @@ describe('rule precedence', () => {
     expect(() => createPermissionPolicy({ mode: 'default', allow: ['Bash()'], cwd: '/' })).toThrow(
       PermissionRuleError,
     );
+  });
+});
+
+describe('protected paths (.git, .claude, .npmrc, the store…)', () => {
+  const write = (file_path: string) => ({ file_path, content: 'x' });
+
+  it.each([
+    '.git/config',
+    '.git/hooks/pre-commit',
+    'sub/.git/config',
+    '.git',
+    '.claude/settings.json',
+    '.npmrc',
+    'pkg/.npmrc',
+    '.gitmodules',
+    '.vscode/tasks.json',
+    '.husky/pre-commit',
+    '.reloop/sessions/x.jsonl',
+    '.GIT/config',
+    '.NpmRc',
+  ])('a change to %s is asked in acceptEdits and bypassPermissions, even under Write(**)', async (file) => {
+    for (const mode of ['acceptEdits', 'bypassPermissions'] as const) {
+      const r = await decide({ mode, allow: ['Write(**)', 'Write'] }, 'Write', write(file));
+      expect(r, `${mode} ${file}`).toMatchObject({ behavior: 'ask', by: 'path:protected' });
+    }
+    expect((await decide({ mode: 'plan' }, 'Write', write(file))).behavior).toBe('deny');
+  });
+
+  it('reading them is not guarded; a rule that names them allows a change', async () => {
+    expect((await decide({ mode: 'default' }, 'Read', { file_path: '.git/config' })).behavior).toBe('allow');
+    expect(
+      await decide({ mode: 'acceptEdits', allow: ['Write(.git/hooks/**)'] }, 'Write', write('.git/hooks/x')),
+    ).toEqual({ behavior: 'allow', by: 'rule:Write(.git/hooks/**)' });
+    expect(
+      await decide({ mode: 'acceptEdits', allow: ['Write(**/.npmrc)'] }, 'Write', write('pkg/.npmrc')),
+    ).toMatchObject({ behavior: 'allow' });
+    // Not a protected name, only a similar one.
+    expect((await decide({ mode: 'acceptEdits' }, 'Write', write('src/.gitignore'))).behavior).toBe('allow');
+    expect((await decide({ mode: 'acceptEdits' }, 'Write', write('docs/git/config'))).behavior).toBe('allow');
+  });
+
+  it('a symlink inside cwd that points into .git is the .git path it really is', async () => {
+    await mkdir(path.join(cwd, '.git'), { recursive: true });
+    await writeFile(path.join(cwd, '.git', 'config'), '');
+    await symlink(path.join(cwd, '.git', 'config'), path.join(cwd, 'innocent.txt'));
+    const r = await decide({ mode: 'acceptEdits' }, 'Write', write('innocent.txt'));
+    expect(r).toMatchObject({ behavior: 'ask', by: 'path:protected' });
+  });
+
+  it('directories given in `protect` (the CLI passes its store) are guarded too', async () => {
+    const store = path.join(cwd, 'my-store');
+    await mkdir(store, { recursive: true });
+    const r = await decide(
+      { mode: 'acceptEdits', protect: [store] },
+      'Write',
+      write('my-store/sessions/x.jsonl'),
+    );
+    expect(r).toMatchObject({ behavior: 'ask', by: 'path:protected' });
+    expect(r.behavior === 'ask' && r.message).toMatch(/under my-store/);
   });
 });

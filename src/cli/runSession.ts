@@ -1,0 +1,285 @@
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import { createCommandStopHook } from '../hooks/commandHooks.ts';
+import { HookSettingsError, loadHookSettings } from '../hooks/settings.ts';
+import type { StopHook } from '../hooks/types.ts';
+import { hasApiKey } from '../model/credentials.ts';
+import { costOf, priceOf } from '../model/pricing.ts';
+import { parseScriptText, ScriptError } from '../model/script.ts';
+import { ScriptedModelClient } from '../model/scripted.ts';
+import type { ModelClient } from '../model/types.ts';
+import type { RunSettings } from '../runtime/config.ts';
+import { NothingToRunError, type RunResult, Session, type SessionOptions } from '../runtime/session.ts';
+import type { FileEventStore } from '../store/fileStore.ts';
+import { builtinTools } from '../tools/builtin/index.ts';
+import {
+  approvalQuestion,
+  createPermissionPolicy,
+  type PermissionMode,
+  PermissionModeSchema,
+  PermissionRuleError,
+} from '../tools/permissions/index.ts';
+import type { AskUser, ToolHooks } from '../tools/types.ts';
+import type { RunOptions } from './commands/run.ts';
+import { CommandFailed, EXIT, out, plural, printJson, selfCommand, storeDir, UsageError } from './io.ts';
+import { liveOutput } from './liveOutput.ts';
+import { subAgentsFor } from './subAgents.ts';
+
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/**
+ * What `reloop run` (and the demo) needs before it may touch the store: every flag parsed,
+ * the working directory checked, the script and the settings file read and validated. Any of
+ * these failing is bad usage (exit 2) and nothing has been written.
+ */
+export interface PreparedRun {
+  cwd: string;
+  settings: RunSettings;
+  model: ModelClient;
+  options: Omit<SessionOptions, 'store' | 'model'>;
+  /** Set once the session exists: a script's `abort` turn aborts it. */
+  session?: Session;
+}
+
+/** Parses, reads and checks everything a run needs; throws UsageError (exit 2) on the first problem. */
+export async function prepareRun(
+  opts: RunOptions,
+  extra: Partial<SessionOptions> = {},
+): Promise<PreparedRun> {
+  const { model: given, settings: base, ...rest } = extra;
+  const { mode, settings } = checkRunFlags(opts, base);
+  if (!given && !opts.script) assertModelAvailable();
+  const cwd = await workingDirectory(opts.cwd);
+
+  const prepared: PreparedRun = {
+    cwd,
+    settings,
+    model: undefined as unknown as ModelClient,
+    options: {},
+  };
+  prepared.model = given ?? (await modelFrom(opts, () => prepared.session?.abort()));
+  const passEnv = opts.passEnv ?? [];
+  const stopHooks: StopHook[] = opts.stopHook.map((c) => createCommandStopHook(c, { cwd, passEnv }));
+  let toolHooks: ToolHooks | undefined;
+  if (opts.settings) {
+    const hooks = await hookSettings(path.resolve(opts.settings), cwd, passEnv);
+    stopHooks.push(...hooks.stopHooks);
+    toolHooks = hooks.toolHooks;
+    for (const w of hooks.warnings) process.stderr.write(`warning: ${w}\n`);
+  }
+  // Costs come from the price table: a model it does not know costs $0 in every total, so a
+  // budget in dollars could never stop the run. Said once, up front, on stderr.
+  for (const name of [opts.model, opts.fallbackModel]) {
+    if (name && !opts.script && !priceOf(name)) {
+      process.stderr.write(
+        `warning: no price known for model ${JSON.stringify(name)}: its usage counts as $0${opts.maxBudgetUsd !== undefined ? ', so --max-budget-usd cannot stop this run' : ''}\n`,
+      );
+    }
+  }
+  const quiet = opts.json === true;
+  // Agent files too: a bad one stops the run before the store is touched.
+  const subAgents = rest.subAgents ?? (await runSubAgents({ ...opts, cwd }));
+  prepared.options = {
+    cwd,
+    subAgents,
+    // Outside cwd the tools open only what an allow rule names, checked on what they really open.
+    tools: builtinTools({ allowOutsideCwd: opts.allow, bash: { passEnv } }),
+    canUseTool: permissionPolicy(mode, opts, cwd),
+    askUser: !quiet && process.stdin.isTTY ? terminalAsk : undefined,
+    toolHooks,
+    stopHooks,
+    ...rest,
+    settings,
+  };
+  return prepared;
+}
+
+/** The flags that need no I/O, parsed; throws UsageError (exit 2). */
+export function checkRunFlags(
+  opts: RunOptions,
+  base: RunSettings = {},
+): { mode: PermissionMode; settings: RunSettings } {
+  const mode = parseMode(opts.permissionMode);
+  for (const name of opts.passEnv ?? []) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      throw new UsageError(`--pass-env takes a variable name, got ${JSON.stringify(name)}`);
+  }
+  const settings: RunSettings = { ...base };
+  if (opts.maxTurns !== undefined) settings.maxTurns = positiveInt('--max-turns', opts.maxTurns);
+  if (opts.subagentMaxTurns !== undefined) positiveInt('--subagent-max-turns', opts.subagentMaxTurns);
+  if (opts.maxAttempts !== undefined)
+    settings.maxTransportAttempts = positiveInt('--max-attempts', opts.maxAttempts);
+  if (opts.maxBudgetUsd !== undefined)
+    settings.maxBudgetUsd = positiveNumber('--max-budget-usd', opts.maxBudgetUsd);
+  if (opts.fallbackModel) settings.fallbackModel = opts.fallbackModel;
+  if (opts.model) settings.model = opts.model;
+  return { mode, settings };
+}
+
+/** Runs a prepared session once on the store; shared by `run` and the demo. */
+export async function runPrepared(
+  store: FileEventStore,
+  prompt: string | null,
+  prepared: PreparedRun,
+  opts: RunOptions,
+  /** Whether `--json` prints the run's result object (the demo prints its own, extended one). */
+  { printResult = true }: { printResult?: boolean } = {},
+): Promise<RunResult> {
+  const quiet = opts.json === true;
+  const live = liveOutput((s) => process.stdout.write(s));
+  const common: SessionOptions = {
+    store,
+    model: prepared.model,
+    ...prepared.options,
+    ...(quiet ? {} : { onRecord: live.onRecord, onStreamEvent: live.onStreamEvent }),
+  };
+  const session = opts.resume ? await Session.open(opts.resume, common) : await Session.create(common);
+  prepared.session = session;
+  if (!quiet) out(`session ${session.id}${opts.resume ? ' (resumed)' : ''}`);
+  // SIGTERM (kill, systemd, docker stop) and SIGHUP (closed terminal) end the run like Ctrl-C: the
+  // abort is logged and the Bash process group killed, instead of the process dying mid-tool.
+  const onSignal = (signal: NodeJS.Signals) => session.abort(`interrupted (${signal})`);
+  for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
+  let result: RunResult;
+  try {
+    result = await session.submit(prompt).catch((e: unknown) => {
+      // Bad usage, not a failed run: `--resume` with no prompt on a session with nothing to continue.
+      if (e instanceof NothingToRunError) throw new UsageError(e.message, e.code);
+      throw e;
+    });
+  } finally {
+    for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
+    live.end();
+  }
+  const { sessionId, runId, status, reason, turns, usage } = result;
+  if (quiet) {
+    if (printResult) printJson({ sessionId, runId, status, reason, turns, usage });
+  } else {
+    out(
+      `\n${status === 'completed' ? '✓' : '✗'} ${status} (${reason}) after ${plural(turns, 'turn')} — ${usage.inputTokens} in / ${usage.outputTokens} out, $${usage.costUsd.toFixed(4)}`,
+    );
+    if (result.error) out(`  error: ${result.error}`);
+    out(`  log:    ${path.join(storeDir(opts), 'sessions', `${sessionId}.jsonl`)}`);
+    const store = opts.store ? ` --store ${opts.store}` : '';
+    // A run that started sub-agents is verified with them: --tree checks each child's log too.
+    const tree = session.subAgentsRun > 0 ? ' --tree' : '';
+    out(`  replay: ${selfCommand()} replay ${sessionId} --verify${tree}${store}`);
+    out(`  view:   ${selfCommand()} viz ${sessionId} --format html --out session.html${store}`);
+  }
+  return result;
+}
+
+/** The Task tool's agents for a run (its working directory's and `--agents-dir`'s). */
+export function runSubAgents(opts: RunOptions) {
+  const cwd = path.resolve(opts.cwd ?? process.cwd());
+  const maxTurns =
+    opts.subagentMaxTurns !== undefined
+      ? positiveInt('--subagent-max-turns', opts.subagentMaxTurns)
+      : undefined;
+  return subAgentsFor(
+    cwd,
+    opts.agentsDir ?? [],
+    builtinTools().map((t) => t.name),
+    maxTurns,
+  );
+}
+
+/** The tools' working directory: it must exist and be a directory before anything runs. */
+async function workingDirectory(flag: string | undefined): Promise<string> {
+  const cwd = path.resolve(flag ?? process.cwd());
+  const st = await stat(cwd).catch(() => undefined);
+  if (!st) throw new UsageError(`--cwd ${cwd}: no such directory`, 'CWD_INVALID');
+  if (!st.isDirectory()) throw new UsageError(`--cwd ${cwd}: not a directory`, 'CWD_INVALID');
+  return cwd;
+}
+
+/** The policy of the flags; a malformed `--allow` / `--deny` rule is bad usage. */
+function permissionPolicy(mode: PermissionMode, opts: RunOptions, cwd: string) {
+  try {
+    // The store is protected like .git: a model in acceptEdits must not rewrite its own log.
+    return createPermissionPolicy({
+      mode,
+      allow: opts.allow,
+      deny: opts.deny,
+      cwd,
+      protect: [storeDir(opts)],
+    });
+  } catch (e) {
+    if (e instanceof PermissionRuleError) throw new UsageError(e.message, e.code);
+    throw e;
+  }
+}
+
+async function hookSettings(file: string, cwd: string, passEnv: readonly string[]) {
+  try {
+    return await loadHookSettings(file, { cwd, passEnv });
+  } catch (e) {
+    if (e instanceof HookSettingsError) throw new UsageError(`--settings ${e.message}`, e.code);
+    throw e;
+  }
+}
+
+async function modelFrom(opts: RunOptions, requestAbort: () => void): Promise<ModelClient> {
+  if (!opts.script) {
+    // The SDK is loaded only by a run that talks to Anthropic.
+    const { AnthropicModelClient } = await import('../model/anthropic.ts');
+    return new AnthropicModelClient();
+  }
+  const file = path.resolve(opts.script);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    throw new UsageError(`--script ${file}: cannot read: ${(e as Error).message}`, 'SCRIPT_UNREADABLE');
+  }
+  try {
+    return new ScriptedModelClient(parseScriptText(text, file), { file, requestAbort, costOf });
+  } catch (e) {
+    if (e instanceof ScriptError) throw new UsageError(e.message, e.code);
+    throw e;
+  }
+}
+
+function assertModelAvailable(): void {
+  if (!hasApiKey()) {
+    throw new CommandFailed(
+      'no model to talk to: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for any server that speaks the Messages API), ' +
+        'pass --script <file.json> to answer from a script, or try the offline demo: reloop run --demo',
+      EXIT.usage,
+      'NO_MODEL',
+    );
+  }
+}
+
+const terminalAsk: AskUser = async (req, message) => {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    // Whole and printable: the model chose the input (src/tools/permissions/display.ts).
+    const answer = await rl.question(`\n${approvalQuestion(req.tool.name, req.input, message)}\n[y/N] `);
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+};
+
+function parseMode(raw: string | undefined): PermissionMode {
+  const parsed = PermissionModeSchema.safeParse(raw ?? 'default');
+  if (!parsed.success)
+    throw new UsageError(`--permission-mode must be one of ${PermissionModeSchema.options.join(', ')}`);
+  return parsed.data;
+}
+
+function positiveInt(name: string, raw: string): number {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1)
+    throw new UsageError(`${name} must be a whole number ≥ 1, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+function positiveNumber(name: string, raw: string): number {
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0)
+    throw new UsageError(`${name} must be a number > 0, got ${JSON.stringify(raw)}`);
+  return n;
+}
