@@ -148,6 +148,7 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
       s.toolsInFlight = withoutEntry(s.toolsInFlight, record.data.toolUseId);
       s.unappendedResults = withEntry(s.unappendedResults, record.data.toolUseId, {
         seq: record.seq,
+        toolUseId: record.data.toolUseId,
         content: record.data.result.content,
         isError: record.data.result.isError,
       });

@@ -44,8 +44,8 @@ function withoutToolUse(content: readonly ContentBlock[]): ContentBlock[] {
   return content.filter((b) => b.type !== 'tool_use');
 }
 
-function unappendedBySeq(state: SessionState, seq: number): [string, UnappendedResult] | undefined {
-  for (const entry of state.unappendedResults) if (entry[1].seq === seq) return entry;
+function unappendedBySeq(state: SessionState, seq: number): UnappendedResult | undefined {
+  for (const r of state.unappendedResults.values()) if (r.seq === seq) return r;
   return undefined;
 }
 
@@ -70,7 +70,7 @@ export function appendedMessage(state: SessionState, record: RecordOf<'message.a
         `refers to tool.finished seq ${seq}, which is not a tool result waiting to be appended`,
       );
     }
-    blocks.push(toolResultBlock(found[0], found[1]));
+    blocks.push(toolResultBlock(found.toolUseId, found));
   }
   return { role: 'user', content: blocks };
 }

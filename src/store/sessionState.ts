@@ -46,6 +46,7 @@ export interface InFlightTool {
 
 export interface UnappendedResult {
   seq: number;
+  toolUseId: string;
   content: unknown;
   isError: boolean;
 }
