@@ -1,6 +1,7 @@
 import { benchChildren } from './children.ts';
 import { benchE2e } from './e2e.ts';
 import { benchImport } from './import.ts';
+import { benchLogSize, benchLongLines } from './log.ts';
 import { benchLoop } from './loop.ts';
 import { benchPostgres } from './postgres.ts';
 import { benchReplay } from './replay.ts';
@@ -19,6 +20,8 @@ await benchLoop(rounds);
 await benchChildren();
 await benchStore();
 await benchReplay();
+await benchLogSize();
+await benchLongLines();
 await benchPostgres();
 await benchViewer();
 await benchImport();

@@ -1,5 +1,6 @@
 import { textOf } from '../model/messages.ts';
 import type { LogRecord } from '../store/records.ts';
+import { appendedSource, compactedLength } from '../store/refs.ts';
 import { plural } from './io.ts';
 
 const clip = (s: string, n = 100) => {
@@ -17,7 +18,9 @@ export function describeRecord(r: LogRecord): string {
     case 'user.message':
       return `user: ${clip(textOf(r.data.message.content))}`;
     case 'message.appended':
-      return `+ ${r.data.origin} (${r.data.message.role}): ${clip(messageSummary(r.data.message.content))}`;
+      return r.data.message
+        ? `+ ${r.data.origin} (${r.data.message.role}): ${clip(messageSummary(r.data.message.content))}`
+        : `+ ${r.data.origin}: ${appendedSource(r.data)}`;
     case 'model.requested':
       return `→ model ${r.data.model} (${r.data.purpose}, attempt ${r.data.attempt}, max_tokens ${r.data.maxTokens}, ${r.data.messageCount} messages)`;
     case 'model.responded': {
@@ -29,7 +32,8 @@ export function describeRecord(r: LogRecord): string {
     case 'backoff.scheduled':
       return `backoff ${r.data.delayMs} ms before attempt ${r.data.attempt + 1}${r.data.retryAfterMs !== undefined ? ` (retry-after ${r.data.retryAfterMs} ms)` : ''}`;
     case 'tool.started':
-      return `tool ${r.data.name} started ${clip(JSON.stringify(r.data.input), 80)}`;
+      // v2 leaves out an input that is the tool_use block's own (in the response before it).
+      return `tool ${r.data.name} started ${r.data.input === undefined ? '(input as in its tool_use)' : clip(JSON.stringify(r.data.input), 80)}`;
     case 'tool.finished':
       return `tool ${r.data.name} ${r.data.outcome}${r.data.synthetic ? ' (synthetic)' : ''} in ${Math.round(r.data.durationMs)} ms: ${clip(typeof r.data.result.content === 'string' ? r.data.result.content : JSON.stringify(r.data.result.content), 70)}`;
     case 'permission.decided':
@@ -38,7 +42,7 @@ export function describeRecord(r: LogRecord): string {
       return `hook ${r.data.hook}: ${r.data.decision}${r.data.reason ? `: ${clip(r.data.reason, 70)}` : ''}`;
     case 'compaction.finished':
       return r.data.ok
-        ? `compaction (${r.data.mode}) ${r.data.tokensBefore} → ${r.data.tokensAfter} tokens, ${plural(r.data.messages.length, 'message')}`
+        ? `compaction (${r.data.mode}) ${r.data.tokensBefore} → ${r.data.tokensAfter} tokens, ${plural(compactedLength(r.data), 'message')}`
         : `compaction (${r.data.mode}) failed: ${clip(r.data.error)}`;
     case 'actor.failed':
       return `${r.data.actor} failed: ${clip(r.data.message)}`;

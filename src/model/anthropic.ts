@@ -2,8 +2,9 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import { classifyError } from './anthropicErrors.ts';
 import { credentialFrom } from './credentials.ts';
-import { type ContentBlock, ContentBlockSchema, type Message, StopReasonSchema } from './messages.ts';
+import type { ContentBlock, Message } from './messages.ts';
 import { priceOf, withCost } from './pricing.ts';
+import { missingUsage, notAnEventStream, readReply } from './replyChecks.ts';
 import {
   abortedFailure,
   ModelCallError,
@@ -91,21 +92,16 @@ function normalizeFrom(out: Message[], messages: readonly Message[], from: numbe
   return out;
 }
 
-// The SDK hands back its own block objects (lazy `input` getters, SDK-only fields, block
-// types we do not model); keep plain data in our schema so it can be logged and replayed.
-function toContent(blocks: readonly unknown[]): ContentBlock[] {
-  const plain: unknown[] = JSON.parse(JSON.stringify(blocks));
-  const out: ContentBlock[] = [];
-  for (const block of plain) {
-    const parsed = ContentBlockSchema.safeParse(block);
-    if (parsed.success) out.push(parsed.data);
-  }
-  return out;
-}
-
+/**
+ * Our response from the SDK's message. The SDK hands back its own block objects (lazy `input`
+ * getters, SDK-only fields): they are copied to plain data in our schema so they can be logged
+ * and replayed. A reply the loop cannot use is a fatal error saying why (replyChecks.ts).
+ */
 function toResponse(message: Anthropic.Message, requestedModel: string): ModelResponse {
-  const stop = StopReasonSchema.safeParse(message.stop_reason);
+  const plain: unknown[] = JSON.parse(JSON.stringify(message.content ?? []));
+  const { content, stopReason } = readReply(plain, message.stop_reason);
   const u = message.usage;
+  if (!u) throw missingUsage('message.usage');
   const counts = {
     inputTokens: u.input_tokens ?? 0,
     outputTokens: u.output_tokens ?? 0,
@@ -117,8 +113,8 @@ function toResponse(message: Anthropic.Message, requestedModel: string): ModelRe
   return {
     id: message.id,
     model: message.model,
-    content: toContent(message.content),
-    stopReason: stop.success ? stop.data : null,
+    content,
+    stopReason,
     usage: withCost(priced, counts),
   };
 }
@@ -127,6 +123,7 @@ export class AnthropicModelClient implements ModelClient {
   readonly kind = 'anthropic';
   readonly #client: Anthropic;
   readonly #apiKey: string;
+  readonly #baseURL: string;
   /**
    * The last history sent, normalized. The loop's history is one array that only grows (a
    * compaction gives a new one), so the next request folds in only what was appended.
@@ -146,6 +143,7 @@ export class AnthropicModelClient implements ModelClient {
     if (!apiKey?.trim()) throw new MissingApiKeyError();
     this.#apiKey = apiKey;
     const baseURL = options.baseURL ?? (process.env.ANTHROPIC_BASE_URL || undefined);
+    this.#baseURL = baseURL ?? 'https://api.anthropic.com';
     this.#client = new Anthropic({
       apiKey,
       ...(baseURL ? { baseURL } : {}),
@@ -186,13 +184,52 @@ export class AnthropicModelClient implements ModelClient {
       ...(request.system ? { system: request.system } : {}),
       ...(request.tools.length > 0 ? { tools: request.tools as Anthropic.Tool[] } : {}),
     };
+    let stream: MessageStream | undefined;
+    let usageMissing: string | null = null;
     try {
-      const stream = this.#client.messages.stream(params, { signal });
+      stream = this.#client.messages.stream(params, { signal });
+      // The SDK reads usage off message_start and crashes on the first delta without it.
+      stream.on('streamEvent', (event) => {
+        if (event.type === 'message_start' && !event.message.usage)
+          usageMissing = 'message_start.message.usage';
+      });
       if (onEvent) forwardEvents(stream, onEvent);
       return toResponse(await stream.finalMessage(), request.model);
     } catch (err) {
-      throw new ModelCallError(classifyError(err, signal, [this.#apiKey]));
+      throw new ModelCallError(
+        classifyError(this.#unusable(err, stream, usageMissing, signal), signal, [this.#apiKey]),
+      );
     }
+  }
+
+  /**
+   * A reply that is not a Messages API stream, told apart from a dropped connection (which is
+   * retried): a 2xx answer that is not an event stream, a stream without usage, or events the
+   * SDK cannot read. Anything else is left to classifyError.
+   */
+  #unusable(
+    err: unknown,
+    stream: MessageStream | undefined,
+    usageMissing: string | null,
+    signal: AbortSignal,
+  ): unknown {
+    if (signal.aborted || err instanceof ModelCallError) return err;
+    const response = stream?.response;
+    if (response?.ok) {
+      const type = response.headers.get('content-type');
+      if (!type?.toLowerCase().includes('text/event-stream'))
+        return notAnEventStream(response.status, type, this.#baseURL);
+    }
+    if (usageMissing) return missingUsage(usageMissing);
+    if (err instanceof TypeError && response?.ok) {
+      return new ModelCallError({
+        kind: 'fatal',
+        overloaded: false,
+        errorType: 'invalid_reply',
+        message: `the server's event stream is not one the Messages API sends (${err.message})`,
+      });
+    }
+    return err;
   }
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ContentBlockSchema, StopReasonSchema } from './messages.ts';
+import { toolUseIdClash } from './replyChecks.ts';
 
 /**
  * The scripted model's input: what a Messages API server would answer, in request order
@@ -82,7 +83,13 @@ export class ScriptError extends Error {
 /** Validates a parsed script; errors name the turn (1-based) and the field. */
 export function parseScript(raw: unknown, file?: string): Script {
   const parsed = ScriptSchema.safeParse(raw);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    parsed.data.turns.forEach((turn, i) => {
+      const clash = 'content' in turn && turn.content ? toolUseIdClash(turn.content) : null;
+      if (clash) throw new ScriptError({ file, turn: i + 1 }, `content: ${clash}`);
+    });
+    return parsed.data;
+  }
   const issue = turnIssue(raw, parsed.error.issues[0]!);
   const [first, index, ...rest] = issue.path;
   const turn = first === 'turns' && typeof index === 'number' ? index + 1 : undefined;

@@ -1,5 +1,6 @@
 import { classifyHttpError } from './classify.ts';
 import type { ContentBlock, Usage } from './messages.ts';
+import { INVALID_REPLY, toolUseIdClash } from './replyChecks.ts';
 import { type Script, ScriptError, type ScriptTurn } from './script.ts';
 import {
   abortedFailure,
@@ -118,6 +119,15 @@ export class ScriptedModelClient implements ModelClient {
     const content: ContentBlock[] = [];
     if (turn.text !== undefined) content.push({ type: 'text', text: turn.text });
     if (turn.content) content.push(...turn.content);
+    // A script built in code skips parseScript: the reply is checked as a server's would be.
+    const clash = toolUseIdClash(content);
+    if (clash)
+      throw new ModelCallError({
+        kind: 'fatal',
+        overloaded: false,
+        errorType: INVALID_REPLY,
+        message: clash,
+      });
     if (onEvent) {
       for (const b of content) {
         if (b.type === 'text') onEvent({ type: 'text', text: b.text });

@@ -1,7 +1,7 @@
 import { hasToolUse } from '../model/messages.ts';
 import type { ImportedFrom, LogRecord, RecordData, RecordOf } from '../store/records.ts';
 import { type Chart, chartOf, transitionKey } from '../viz/edgeCatalog.ts';
-import type { Divergence, VerifyOptions, VerifyReport } from './verify.ts';
+import type { Divergence, ReplayReport, VerifyOptions } from './verify.ts';
 
 /**
  * Verify for imported sessions. An imported run was not driven by reloop's chart, so there is
@@ -18,7 +18,7 @@ export function importedFromOf(records: readonly LogRecord[]): ImportedFrom | nu
   return first?.type === 'session.created' ? (first.data.importedFrom ?? null) : null;
 }
 
-type NativeVerify = (records: LogRecord[], options: VerifyOptions) => Promise<VerifyReport>;
+type NativeVerify = (records: LogRecord[], options: VerifyOptions) => Promise<ReplayReport>;
 
 class Nonconformance extends Error {
   constructor(readonly divergence: Divergence) {
@@ -30,7 +30,7 @@ export async function verifyImported(
   all: readonly LogRecord[],
   options: VerifyOptions,
   native: NativeVerify,
-): Promise<VerifyReport> {
+): Promise<ReplayReport> {
   const records = options.toSeq !== undefined ? all.filter((r) => r.seq <= options.toSeq!) : [...all];
   const imported = importedFromOf(records)!;
   const chart = chartOf(options.machine);

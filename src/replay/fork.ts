@@ -18,7 +18,9 @@ export class ForkPointError extends Error {
 
 /**
  * A new session whose log is the source's prefix up to `seq`, marked as forked from it.
- * The source is only read. A fork taken mid-run resumes like a crashed session would.
+ * The source is only read. A fork taken mid-run resumes like a crashed session would. The copy
+ * is written whole (`EventStore.create`: it appears complete or not at all, even if the process is
+ * killed half-way) and sealed anew by the store, since every record now names the new session.
  */
 export async function forkSession(
   store: EventStore,
@@ -30,16 +32,23 @@ export async function forkSession(
   const last = await store.lastSeq(source);
   if (!Number.isInteger(seq) || seq < 1 || seq > last) throw new ForkPointError(source, seq, last);
   const id = ids('session');
-  const copy: LogRecord[] = [];
-  for await (const r of store.read(source, { toSeq: seq })) {
-    const moved = { ...r, session: id } as LogRecord;
-    if (moved.type === 'session.created') {
-      // A fork is its own root: it was started by no Task call, even when its source was.
-      const { parent: _parent, ...data } = moved.data;
-      moved.data = { ...data, forkedFrom: { session: source, seq } };
+  async function* copy(): AsyncGenerator<LogRecord> {
+    for await (const r of store.read(source, { toSeq: seq })) {
+      const moved = { ...r, session: id } as LogRecord;
+      if (moved.type === 'session.created') {
+        // A fork is its own root: it was started by no Task call, even when its source was.
+        const { parent: _parent, ...data } = moved.data;
+        moved.data = { ...data, forkedFrom: { session: source, seq } };
+      }
+      yield moved;
     }
-    copy.push(moved);
   }
-  await store.append(id, copy, { expectedSeq: 0 });
+  if (store.create) {
+    await store.create(id, copy());
+  } else {
+    const records: LogRecord[] = [];
+    for await (const r of copy()) records.push(r);
+    await store.append(id, records, { expectedSeq: 0 });
+  }
   return id;
 }

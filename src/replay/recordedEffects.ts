@@ -12,9 +12,10 @@ import type {
 } from '../machines/context.ts';
 import type { EffectHandlers, EffectName } from '../machines/effects.ts';
 import { decideStop, type StopAnswer } from '../machines/stopDecision.ts';
-import { addUsage, estimateTokens, type ToolResultBlock, type Usage, ZERO_USAGE } from '../model/messages.ts';
+import { addUsage, estimateTokens, type ToolResultBlock, type Usage } from '../model/messages.ts';
 import type { ModelRequest, ModelResponse } from '../model/types.ts';
-import type { LogRecord } from '../store/records.ts';
+import type { LogRecord, RecordOf } from '../store/records.ts';
+import { expectedCompaction, expectedRequest, toolBatchProblem } from './derivedFacts.ts';
 
 /**
  * Where recorded facts come from during replay. Invocation k of any actor (k = number of
@@ -30,6 +31,8 @@ export interface FactSource {
   readonly taken: number;
   /** Called when the log has no more facts for a run that never ended (a crash). */
   endOfLog(): void;
+  /** A record of the slice is not what the live effect would have logged given the others. */
+  mismatch(seq: number, expected: unknown, actual: unknown, detail: string): void;
 }
 
 const aborted: ActorFailure = { kind: 'aborted', message: 'aborted (recorded)' };
@@ -40,6 +43,34 @@ function never<T>(src: FactSource): Promise<T> {
   return new Promise<T>(() => {});
 }
 
+/** A fact disagrees with what derives it: reported, and the run stops here. */
+function halt<T>(
+  src: FactSource,
+  seq: number,
+  expected: unknown,
+  actual: unknown,
+  detail: string,
+): Promise<T> {
+  src.mismatch(seq, expected, actual, detail);
+  return new Promise<T>(() => {});
+}
+
+function find<T extends LogRecord['type']>(
+  slice: readonly LogRecord[],
+  type: T,
+  where: (r: RecordOf<T>) => boolean = () => true,
+): RecordOf<T> | undefined {
+  for (const r of slice) if (r.type === type && where(r as RecordOf<T>)) return r as RecordOf<T>;
+  return undefined;
+}
+
+/**
+ * The effects of a run answered from its log. Each answer comes from the facts the live effect
+ * recorded (a response, tool results, hook decisions, a backoff draw); every record the live effect
+ * derived from its input and those facts (the request's shape, the ids of the tool records, the
+ * compacted history) is re-derived here and compared, so a log whose derived records disagree with
+ * its facts diverges at the first such record.
+ */
 export function recordedEffects(src: FactSource): EffectHandlers {
   /**
    * The recorded answer of one effect. Invocation k is answered from the slice after k
@@ -60,6 +91,35 @@ export function recordedEffects(src: FactSource): EffectHandlers {
       return answer(input, { i, slice });
     };
 
+  /** The request record of a model call, checked against what the machine asked for. */
+  function checkRequest(
+    slice: readonly LogRecord[],
+    expected: ReturnType<typeof expectedRequest>,
+    answerSeq: number,
+  ): string | null {
+    const requested = find(slice, 'model.requested', (r) => r.data.purpose === expected.purpose);
+    if (!requested) {
+      src.mismatch(answerSeq, expected, null, `a ${expected.purpose} response without its model.requested`);
+      return 'mismatch';
+    }
+    const d = requested.data;
+    if (
+      d.model !== expected.model ||
+      d.messageCount !== expected.messageCount ||
+      d.attempt !== expected.attempt ||
+      (expected.maxTokens !== null && d.maxTokens !== expected.maxTokens)
+    ) {
+      src.mismatch(
+        requested.seq,
+        expected,
+        d,
+        `the ${expected.purpose} request logged is not the one the machine made`,
+      );
+      return 'mismatch';
+    }
+    return null;
+  }
+
   return {
     buildQuery: replayed(
       'buildQuery',
@@ -76,21 +136,33 @@ export function recordedEffects(src: FactSource): EffectHandlers {
       },
     ),
 
-    callModel: replayed('callModel', async (_input: CallModelInput, { slice }): Promise<ModelResponse> => {
+    callModel: replayed('callModel', async (input: CallModelInput, { slice }): Promise<ModelResponse> => {
       const fact = slice?.find(
         (r) => (r.type === 'model.responded' || r.type === 'model.failed') && r.data.purpose === 'turn',
       );
-      if (!fact) return never(src);
+      if (!slice || !fact) return never(src);
+      const expected = expectedRequest(
+        'turn',
+        input.request.model,
+        input.request.maxTokens,
+        input.request.messages.length,
+        input.attempt,
+      );
+      if (checkRequest(slice, expected, fact.seq)) return new Promise(() => {});
       if (fact.type === 'model.failed') throw fact.data.failure;
-      return (fact as Extract<LogRecord, { type: 'model.responded' }>).data.response;
+      return (fact as RecordOf<'model.responded'>).data.response;
     }),
 
     runTools: replayed('runTools', async (input: RunToolsInput, { i, slice }): Promise<ToolBatchResult> => {
       if (!slice) return never(src);
+      // Checked first: a batch the log cuts short (a crash) still has its records checked.
+      const problem = toolBatchProblem(input.toolUses, slice);
+      if (problem) return halt(src, problem.seq, problem.expected, problem.actual, problem.detail);
       const parked = slice.flatMap((r) => (r.type === 'approval.requested' ? [r.data] : []));
       if (parked.length > 0) return { results: [], aborted: false, appendedTokens: 0, parked };
-      const byId = new Map<string, Extract<LogRecord, { type: 'tool.finished' }>>();
-      for (const r of slice) if (r.type === 'tool.finished') byId.set(r.data.toolUseId, r);
+      const byId = new Map<string, RecordOf<'tool.finished'>>();
+      for (const r of slice)
+        if (r.type === 'tool.finished' && !byId.has(r.data.toolUseId)) byId.set(r.data.toolUseId, r);
       const results: ToolResultBlock[] = [];
       for (const use of input.toolUses) {
         const f = byId.get(use.id);
@@ -111,22 +183,42 @@ export function recordedEffects(src: FactSource): EffectHandlers {
       };
     }),
 
-    compact: replayed('compact', async (_input: CompactInput, { slice }): Promise<CompactResult> => {
+    compact: replayed('compact', async (input: CompactInput, { slice }): Promise<CompactResult> => {
       if (!slice) return never(src);
-      const failed = slice.find((r) => r.type === 'model.failed' && r.data.purpose === 'compaction');
-      if (failed?.type === 'model.failed' && failed.data.failure.kind === 'aborted') throw aborted;
-      const done = slice.find((r) => r.type === 'compaction.finished');
-      if (!done || done.type !== 'compaction.finished') return never(src);
-      if (!done.data.ok) throw { kind: 'failed', message: done.data.error } satisfies ActorFailure;
-      const res = slice.find((r) => r.type === 'model.responded' && r.data.purpose === 'compaction');
-      const usage = res?.type === 'model.responded' ? res.data.response.usage : ZERO_USAGE;
-      const { messages, summary, tokensBefore, tokensAfter } = done.data;
-      return { messages, summary, tokensBefore, tokensAfter, usage };
+      const failed = find(slice, 'model.failed', (r) => r.data.purpose === 'compaction');
+      if (failed?.data.failure.kind === 'aborted') throw aborted;
+      const response = find(slice, 'model.responded', (r) => r.data.purpose === 'compaction');
+      const done = find(slice, 'compaction.finished');
+      if (!done) return never(src);
+      const answer = failed ?? response;
+      if (answer) {
+        const expected = expectedRequest('compaction', input.model, null, input.messages.length + 1, 1);
+        if (checkRequest(slice, expected, answer.seq)) return new Promise(() => {});
+      }
+      const derived = expectedCompaction(input, failed, response, done);
+      if ('mismatch' in derived) {
+        const m = derived.mismatch;
+        return halt(src, done.seq, m.expected, m.actual, m.detail);
+      }
+      if (!derived.ok)
+        throw { kind: 'failed', message: `compaction failed: ${derived.error}` } satisfies ActorFailure;
+      return derived.result;
     }),
 
-    backoff: replayed('backoff', async (_input: BackoffInput, { i, slice }): Promise<{ delayMs: number }> => {
-      const fact = slice?.find((r) => r.type === 'backoff.scheduled');
-      if (!slice || !fact || fact.type !== 'backoff.scheduled') return never(src);
+    backoff: replayed('backoff', async (input: BackoffInput, { i, slice }): Promise<{ delayMs: number }> => {
+      const fact = slice ? find(slice, 'backoff.scheduled') : undefined;
+      if (!slice || !fact) return never(src);
+      const expected = { attempt: input.attempt, retryAfterMs: input.retryAfterMs };
+      if (fact.data.attempt !== expected.attempt || fact.data.retryAfterMs !== expected.retryAfterMs) {
+        const actual = { attempt: fact.data.attempt, retryAfterMs: fact.data.retryAfterMs };
+        return halt(
+          src,
+          fact.seq,
+          expected,
+          actual,
+          'the backoff logged is not for the attempt the machine retries',
+        );
+      }
       if (src.abortedBy(i)) throw aborted;
       return { delayMs: fact.data.delayMs };
     }),

@@ -2,12 +2,13 @@ import { AppendOnlyList } from '../lib/appendOnlyList.ts';
 import type { MessageEmitted } from '../machines/context.ts';
 import { type QueryLoopMachine, queryLoopMachine, withEffects } from '../machines/queryLoop.machine.ts';
 import { TERMINAL_STATUS, type TerminalReason } from '../machines/reasons.ts';
+import type { Message } from '../model/messages.ts';
 import { type DriveOutcome, driveMachine, type TransitionFact } from '../runtime/driveMachine.ts';
-import { evolve } from '../store/evolve.ts';
 import type { LogRecord, RecordOf } from '../store/records.ts';
-import { emptySessionState, type SessionState } from '../store/sessionState.ts';
+import { firstBrokenSeal } from '../store/seal.ts';
 import { importedFromOf, verifyImported } from './conformance.ts';
 import { ReplayDivergenceError } from './errors.ts';
+import { LogWalk, type RunSlice } from './logWalk.ts';
 import { type FactSource, recordedEffects } from './recordedEffects.ts';
 
 export interface Divergence {
@@ -22,8 +23,13 @@ export interface VerifyReport {
   records: number;
   transitions: number;
   runs: number;
+  /** Every record carries a seal (a v2 log): any change to any field of any record is detected. */
+  sealed: boolean;
   divergence: Divergence | null;
 }
+
+/** What the runs of a log say, before the seals are counted in. */
+export type ReplayReport = Omit<VerifyReport, 'sealed'>;
 
 export interface VerifyOptions {
   /** The chart to check the log against (default: the current one). */
@@ -32,76 +38,66 @@ export interface VerifyOptions {
   toSeq?: number;
 }
 
-/** One run's records: its transitions, the fact slices between them, the messages it appended. */
-interface RunSlice {
-  start: RecordOf<'run.started'>;
-  /** State the machine starts from: the fold up to the run's first transition-relevant record. */
-  before: SessionState;
-  records: LogRecord[];
-}
-
 /**
- * Verify replay: re-drives the real chart with every actor answered from the log, and
- * compares each transition (and each message the machine appends) with the logged one.
- * The first difference is reported with the seq of the record that differs.
+ * Verify replay. Three checks, and the first record any of them rejects is reported:
+ * - the seals (v2): every record is what was written, in its place (src/store/seal.ts);
+ * - the walk (logWalk.ts): one session, no gap, every record in its run, references that resolve,
+ *   and what the fold derives (a run's start and end, the repairs of a resumed run);
+ * - the re-drive: the real chart with every effect answered from the log's facts, each transition
+ *   and each appended message compared with the logged one, and each record an effect derives
+ *   (requests, tool records, compactions, backoffs) re-derived and compared (recordedEffects.ts).
  */
 export async function verifyReplay(
   all: readonly LogRecord[],
   options: VerifyOptions = {},
 ): Promise<VerifyReport> {
-  // An imported session was not run by the chart: its runs are checked for conformance instead.
-  if (importedFromOf(all)) return verifyImported(all, options, verifyReplay);
   const records = options.toSeq !== undefined ? all.filter((r) => r.seq <= options.toSeq!) : all;
+  const seal = firstBrokenSeal(records);
+  // An imported session was not run by the chart: its imported runs are checked for conformance
+  // instead (conformance.ts), and the runs reloop added are re-driven with those as history.
+  const report = importedFromOf(records)
+    ? await verifyImported(records, options, (rest, o) => verifyRuns(rest, o, { history: true }))
+    : await verifyRuns(records, options, { history: false });
+  const divergence =
+    seal && (report.divergence === null || seal.seq < report.divergence.seq) ? seal : report.divergence;
+  return {
+    ...report,
+    ok: divergence === null,
+    sealed: records.length > 0 && records.every((r) => r.h !== undefined),
+    divergence,
+  };
+}
+
+/** The walk and the re-drive of every run; `history`: records outside runs fold as history (imported runs). */
+async function verifyRuns(
+  records: readonly LogRecord[],
+  options: VerifyOptions,
+  { history }: { history: boolean },
+): Promise<ReplayReport> {
   const machine = options.machine ?? queryLoopMachine;
   const count = { transitions: 0 };
+  const found: Divergence[] = [];
+  const walk = new LogWalk(records, { history });
   let runs = 0;
   try {
-    for (const run of splitRuns(records)) {
+    for (const run of walk.runs()) {
       runs++;
       await verifyRun(machine, run, count);
     }
-    return { ok: true, records: records.length, transitions: count.transitions, runs, divergence: null };
   } catch (e) {
     if (!(e instanceof ReplayDivergenceError)) throw e;
     const { seq, expected, actual, detail } = e;
-    return {
-      ok: false,
-      records: records.length,
-      transitions: count.transitions,
-      runs,
-      divergence: { seq, expected, actual, detail },
-    };
+    found.push({ seq, expected, actual, detail });
   }
-}
-
-function* splitRuns(records: readonly LogRecord[]): Generator<RunSlice> {
-  let state = emptySessionState();
-  let open: RunSlice | null = null;
-  for (const r of records) {
-    if (r.type === 'run.started') {
-      if (open) yield open;
-      open = { start: r, before: state, records: [] };
-    } else if (open && r.run === open.start.run) {
-      // Everything a run logs before its first transition (the user message, the repairs of a
-      // resumed run) is what the machine starts from, not something it did.
-      // An abort stays with the run: the actors must see it even before the first transition.
-      if (
-        r.type !== 'transition' &&
-        r.type !== 'abort.requested' &&
-        !open.records.some((x) => x.type === 'transition')
-      ) {
-        open.before = evolve(open.before, r);
-      } else {
-        open.records.push(r);
-      }
-    }
-    state = evolve(state, r);
-    if (open && r.type === 'run.ended' && r.run === open.start.run) {
-      yield open;
-      open = null;
-    }
-  }
-  if (open) yield open;
+  if (walk.problem) found.push(walk.problem);
+  const first = found.reduce<Divergence | null>((a, d) => (a === null || d.seq < a.seq ? d : a), null);
+  return {
+    ok: first === null,
+    records: records.length,
+    transitions: count.transitions,
+    runs,
+    divergence: first,
+  };
 }
 
 /** Re-drives one run; every transition that matches the log is counted in `count`, even when a later one diverges. */
@@ -112,21 +108,27 @@ async function verifyRun(
 ): Promise<void> {
   const logged = run.records;
   const transitionIdx: number[] = [];
+  const expectedMessages: RecordOf<'message.appended'>[] = [];
+  let endRecord: RecordOf<'run.ended'> | undefined;
+  let firstAbort = -1;
   logged.forEach((r, i) => {
     if (r.type === 'transition') transitionIdx.push(i);
+    else if (r.type === 'message.appended') expectedMessages.push(r);
+    else if (r.type === 'run.ended') endRecord ??= r;
+    else if (r.type === 'abort.requested' && firstAbort < 0) firstAbort = i;
   });
   const expectedTransitions = transitionIdx.map((i) => logged[i] as RecordOf<'transition'>);
-  const expectedMessages = logged.filter(
-    (r): r is RecordOf<'message.appended'> => r.type === 'message.appended',
-  );
-  const ended = logged.some((r) => r.type === 'run.ended' && r.data.reason !== 'interrupted');
-  const endRecord = logged.find((r) => r.type === 'run.ended');
+  const ended = endRecord !== undefined && endRecord.data.reason !== 'interrupted';
   let taken = 0;
   let messageIdx = 0;
   let stopped: (() => void) | null = null;
   let failure: ReplayDivergenceError | null = null;
 
-  const firstAbort = logged.findIndex((r) => r.type === 'abort.requested');
+  const diverge = (seq: number, expected: unknown, actual: unknown, detail: string) => {
+    failure ??= new ReplayDivergenceError(seq, expected, actual, detail);
+    stopped?.();
+  };
+
   const src: FactSource = {
     get taken() {
       return taken;
@@ -157,11 +159,7 @@ async function verifyRun(
         'the replayed machine waits for an effect the log has no record of',
       );
     },
-  };
-
-  const diverge = (seq: number, expected: unknown, actual: unknown, detail: string) => {
-    failure ??= new ReplayDivergenceError(seq, expected, actual, detail);
-    stopped?.();
+    mismatch: diverge,
   };
 
   const observer = {
@@ -207,10 +205,11 @@ async function verifyRun(
           );
         return;
       }
-      if (exp.data.origin !== e.origin || JSON.stringify(exp.data.message) !== JSON.stringify(e.message)) {
+      const message = run.messages.get(exp.seq);
+      if (exp.data.origin !== e.origin || !sameMessage(message, e.message)) {
         diverge(
           exp.seq,
-          exp.data,
+          { message, origin: exp.data.origin },
           { message: e.message, origin: e.origin },
           `the ${exp.data.origin} message appended differs`,
         );
@@ -243,11 +242,40 @@ async function verifyRun(
   if (outcome !== 'stopped' && ended) checkEnd(outcome, expectedMessages.slice(messageIdx), endRecord);
 }
 
-/** A run that ended must end the same way: no message left unappended, the same status, reason and turns. */
+/**
+ * Whether the message the log stands for is the one the machine appended. Both are usually built
+ * from the same recorded content (a response's blocks, a tool result's content), so comparing those
+ * by reference settles most of them without serialising the content; anything else is compared as JSON.
+ */
+function sameMessage(logged: Message | undefined, appended: Message): boolean {
+  if (logged === undefined || logged.role !== appended.role) return false;
+  const a = logged.content;
+  const b = appended.content;
+  if (a === b) return true;
+  if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) {
+    let same = true;
+    for (let i = 0; same && i < a.length; i++) {
+      const x = a[i]!;
+      const y = b[i]!;
+      same =
+        x === y ||
+        (x.type === 'tool_result' &&
+          y.type === 'tool_result' &&
+          x.tool_use_id === y.tool_use_id &&
+          x.content === y.content &&
+          x.is_error === y.is_error &&
+          Object.keys(x).length === Object.keys(y).length);
+    }
+    if (same) return true;
+  }
+  return JSON.stringify(logged) === JSON.stringify(appended);
+}
+
+/** A run that ended must end the same way: no message left unappended, the same status, reason, turns and error. */
 function checkEnd(
   outcome: DriveOutcome,
   leftover: readonly RecordOf<'message.appended'>[],
-  end: LogRecord | undefined,
+  end: RecordOf<'run.ended'> | undefined,
 ): void {
   const first = leftover[0];
   if (first) {
@@ -258,17 +286,27 @@ function checkEnd(
       `the log appended a ${first.data.origin} message the replayed machine does not`,
     );
   }
-  if (end?.type !== 'run.ended') return;
-  const expected = { status: end.data.status, reason: end.data.reason, turns: end.data.turns };
+  if (!end) return;
+  const status = TERMINAL_STATUS[outcome.reason as TerminalReason] ?? 'failed';
+  const expected = {
+    status: end.data.status,
+    reason: end.data.reason,
+    turns: end.data.turns,
+    error: end.data.error,
+  };
+  // The error text came with the first v1 logs' successors: a v1 run.ended without one is not compared on it.
+  const error = outcome.error && status !== 'completed' ? outcome.error : undefined;
   const actual = {
-    status: TERMINAL_STATUS[outcome.reason as TerminalReason] ?? 'failed',
+    status,
     reason: outcome.reason,
     turns: outcome.context.turn,
+    error: end.v < 2 && end.data.error === undefined ? undefined : error,
   };
   if (
     expected.status !== actual.status ||
     expected.reason !== actual.reason ||
-    expected.turns !== actual.turns
+    expected.turns !== actual.turns ||
+    expected.error !== actual.error
   ) {
     throw new ReplayDivergenceError(end.seq, expected, actual, 'the run ends differently');
   }

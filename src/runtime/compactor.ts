@@ -1,4 +1,5 @@
-import { estimateTokens, type Message, textOf } from '../model/messages.ts';
+import { compactedMessages, SUMMARY_PREFIX, summaryText } from '../model/compaction.ts';
+import { estimateTokens, type Message } from '../model/messages.ts';
 import { COMPACTION_MARKER } from '../model/scripted.ts';
 import type { ModelRequest, ToolSpec } from '../model/types.ts';
 
@@ -14,8 +15,7 @@ Write a summary that keeps, under these headings:
 6. Next step — exactly what to do next.
 Do not call tools. Reply with the summary only.`;
 
-export const SUMMARY_PREFIX =
-  'This session continues from an earlier conversation that ran out of context. Summary of it:\n\n';
+export { SUMMARY_PREFIX, summaryText };
 
 export function compactionRequest(
   messages: readonly Message[],
@@ -42,15 +42,11 @@ export function estimateHistoryTokens(messages: readonly Message[]): number {
 }
 
 /**
- * The history after compaction: the summary as a user message, then a recent tail kept
- * verbatim. The tail starts at an assistant message, so a tool_use and its tool_result
- * (always in consecutive messages) are never split, and roles keep alternating.
+ * How many recent messages a compaction keeps verbatim within `tailBudgetTokens`. The tail
+ * starts at an assistant message, so a tool_use and its tool_result (always in consecutive
+ * messages) are never split, and roles keep alternating.
  */
-export function compactedHistory(
-  messages: readonly Message[],
-  summary: string,
-  tailBudgetTokens: number,
-): Message[] {
+export function keptTail(messages: readonly Message[], tailBudgetTokens: number): number {
   let start = messages.length;
   let used = 0;
   for (let i = messages.length - 1; i >= 1; i--) {
@@ -58,10 +54,14 @@ export function compactedHistory(
     if (used > tailBudgetTokens) break;
     if (messages[i]!.role === 'assistant') start = i;
   }
-  const head: Message = { role: 'user', content: [{ type: 'text', text: SUMMARY_PREFIX + summary }] };
-  return [head, ...messages.slice(start)];
+  return messages.length - start;
 }
 
-export function summaryText(content: Message['content']): string {
-  return textOf(content).trim();
+/** The history after compaction: the summary as a user message, then the kept tail. */
+export function compactedHistory(
+  messages: readonly Message[],
+  summary: string,
+  tailBudgetTokens: number,
+): Message[] {
+  return compactedMessages(messages, summary, keptTail(messages, tailBudgetTokens));
 }

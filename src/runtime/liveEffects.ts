@@ -13,6 +13,7 @@ import type {
 } from '../machines/context.ts';
 import type { EffectHandlers } from '../machines/effects.ts';
 import { decideStop, type StopAnswer } from '../machines/stopDecision.ts';
+import { compactedMessages } from '../model/compaction.ts';
 import { addUsage, estimateTokens, textOf, type Usage } from '../model/messages.ts';
 import {
   ModelCallError,
@@ -23,12 +24,13 @@ import {
   type ModelStreamEvent,
 } from '../model/types.ts';
 import type { DraftRecord, RecordData, RecordType } from '../store/records.ts';
+import { startedData } from '../store/refs.ts';
 import { runToolBatch, type ToolCallReport } from '../tools/orchestrator.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { AskUser, CanUseTool, ToolHooks } from '../tools/types.ts';
 import { type BackoffPolicy, backoffDelay, DEFAULT_BACKOFF } from './backoff.ts';
 import type { BudgetPolicy } from './budget.ts';
-import { compactedHistory, compactionRequest, estimateHistoryTokens, summaryText } from './compactor.ts';
+import { compactionRequest, estimateHistoryTokens, keptTail, summaryText } from './compactor.ts';
 import type { Clock, Random } from './determinism.ts';
 import type { SessionWriter } from './sessionWriter.ts';
 
@@ -53,6 +55,8 @@ export interface LiveDeps {
   /** Recent history kept verbatim after compaction, in estimated tokens. */
   compactTailTokens?: number;
   toolTimeoutMs?: number;
+  /** Cap on one tool call's input in JSON bytes (default 1 MiB): larger calls get an is_error result. */
+  maxToolInputBytes?: number;
   onStreamEvent?: (e: ModelStreamEvent) => void;
 }
 
@@ -69,11 +73,12 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
   // Durations come from the injected clock too, so a virtual clock logs the same records every run.
   const elapsed = d.clock.monotonicNow ? d.clock.monotonicNow.bind(d.clock) : () => performance.now();
 
+  /** One model request; the answer comes with the seq of its `model.responded` record. */
   async function call(
     request: ModelRequest,
     purpose: 'turn' | 'compaction',
     attempt: number,
-  ): Promise<ModelResponse> {
+  ): Promise<{ response: ModelResponse; seq: number }> {
     rec('model.requested', {
       purpose,
       model: request.model,
@@ -94,8 +99,8 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
     }
     try {
       const response = await d.client.stream(request, { signal: d.signal, onEvent: d.onStreamEvent });
-      rec('model.responded', { purpose, response });
-      return response;
+      const { seq } = rec('model.responded', { purpose, response });
+      return { response, seq };
     } catch (e) {
       const failure = toFailure(e, d.signal);
       rec('model.failed', { purpose, failure });
@@ -133,7 +138,7 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
       };
     }),
 
-    callModel: (input: CallModelInput) => call(input.request, 'turn', input.attempt),
+    callModel: async (input: CallModelInput) => (await call(input.request, 'turn', input.attempt)).response,
 
     runTools: guarded<ToolBatchResult, RunToolsInput>('runTools', async (input) => {
       // PreToolUse hooks and prompts are effects too: the response that asked for them is made durable first.
@@ -159,13 +164,14 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
           },
           hooks: d.toolHooks,
           defaultTimeoutMs: d.toolTimeoutMs,
+          maxInputBytes: d.maxToolInputBytes,
           now: elapsed,
         },
         {
           onPermission: (p) => rec('permission.decided', p),
           onHook: (h) => rec('hook.decided', h),
           beforeRun: async (calls) => {
-            for (const c of calls) rec('tool.started', c);
+            for (const c of calls) rec('tool.started', startedData(d.writer.state, c));
             // Write-ahead is for effects: the log must say which ones may have happened. Read-only
             // calls have none, so their batch is appended (a reader of the log sees it start) but
             // not waited for on disk — a crash while they run may leave a log ending at the
@@ -207,9 +213,9 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
         rec('compaction.finished', { ok: false, mode: input.mode, error });
         throw { kind: 'failed', message: `compaction failed: ${error}` } satisfies ActorFailure;
       };
-      let response: ModelResponse;
+      let answer: { response: ModelResponse; seq: number };
       try {
-        response = await call(
+        answer = await call(
           compactionRequest(input.messages, input.model, d.compactionMaxTokens ?? 16_000, d.registry.specs()),
           'compaction',
           1,
@@ -219,15 +225,20 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
         if (f.kind === 'aborted') throw aborted(f.message);
         return fail(f.message);
       }
+      const { response } = answer;
       const summary = summaryText(response.content);
       if (!summary) return fail('the model returned an empty summary');
-      const messages = compactedHistory(input.messages, summary, d.compactTailTokens ?? 8_000);
+      const tailTokens = d.compactTailTokens ?? 8_000;
+      const kept = keptTail(input.messages, tailTokens);
+      const messages = compactedMessages(input.messages, summary, kept);
       const tokensAfter = tokensBefore - historyBefore + estimateHistoryTokens(messages);
+      // The summary is in the response and the kept messages in the history: only where they come from is logged.
       rec('compaction.finished', {
         ok: true,
         mode: input.mode,
-        summary,
-        messages,
+        response: answer.seq,
+        kept,
+        tailTokens,
         tokensBefore,
         tokensAfter,
       });

@@ -15,6 +15,7 @@ import type {
   RecordType,
   RunStatus,
 } from '../store/records.ts';
+import { appendedData, startedData } from '../store/refs.ts';
 import { emptySessionState, type SessionState } from '../store/sessionState.ts';
 import type { EventStore } from '../store/types.ts';
 import { runToolBatch } from '../tools/orchestrator.ts';
@@ -70,6 +71,8 @@ export interface SessionOptions {
   onStreamEvent?: (e: ModelStreamEvent) => void;
   backoff?: BackoffPolicy;
   toolTimeoutMs?: number;
+  /** Cap on one tool call's input in JSON bytes (default 1 MiB): larger calls get an is_error result. */
+  maxToolInputBytes?: number;
   compactTailTokens?: number;
   /** Offer the `Task` tool: sub-agents as child sessions on the same store (a child gets none). */
   subAgents?: SubAgentsOptions;
@@ -270,6 +273,7 @@ export class Session {
       signal,
       backoff: this.opts.backoff,
       toolTimeoutMs: this.opts.toolTimeoutMs,
+      maxToolInputBytes: this.opts.maxToolInputBytes,
       compactTailTokens: this.opts.compactTailTokens,
       onStreamEvent: this.opts.onStreamEvent,
     });
@@ -287,7 +291,7 @@ export class Session {
       },
       {
         onTransition: (t) => this.rec(runId, 'transition', t),
-        onMessage: (e) => this.rec(runId, 'message.appended', { message: e.message, origin: e.origin }),
+        onMessage: (e) => this.rec(runId, 'message.appended', appendedData(this.state, e.message, e.origin)),
       },
     );
     // Children cut short by an abort still end (and are logged) inside this run.
@@ -362,7 +366,11 @@ export class Session {
         {
           beforeRun: async (calls) => {
             for (const c of calls)
-              this.rec(runId, 'tool.started', { ...c, index: plan.rerun[c.index]!.index });
+              this.rec(
+                runId,
+                'tool.started',
+                startedData(this.state, { ...c, index: plan.rerun[c.index]!.index }),
+              );
             await this.writer.commit();
           },
           onFinished: (r) => {
@@ -401,10 +409,8 @@ export class Session {
     }
     if (blocks.length > 0) {
       blocks.sort((a, b) => a.index - b.index);
-      this.rec(runId, 'message.appended', {
-        message: { role: 'user', content: blocks.map((b) => b.block) },
-        origin: 'interrupted',
-      });
+      const message: Message = { role: 'user', content: blocks.map((b) => b.block) };
+      this.rec(runId, 'message.appended', appendedData(this.state, message, 'interrupted'));
     }
   }
 

@@ -8,9 +8,11 @@ import type { SessionInfo } from './types.ts';
 
 /**
  * `<store>/catalog.json`, through lowdb. The catalog is a cache of what the streams say: each row keeps
- * the stream size it was folded up to (`bytes`), so a stream that grew behind our back (another
- * process, a crash before the catalog was flushed) is noticed with one stat and refolded from there.
- * Several processes may rewrite this file; the last one wins and the others' rows get repaired later.
+ * the stamp of the stream it was folded from (size, mtime, inode), so a stream that changed behind our
+ * back is noticed with one stat: one that only grew (another process, a crash before the catalog was
+ * flushed) is folded on from the row's offset; one replaced, cut or rewritten in place — even to the
+ * same size — is refolded from the start. Several processes may rewrite this file; the last one wins
+ * and the others' rows get repaired later.
  */
 const EntrySchema = z.object({
   id: z.string(),
@@ -26,8 +28,17 @@ const EntrySchema = z.object({
     .nullable()
     .default(null),
   bytes: z.number().int().nonnegative(),
+  mtimeMs: z.number(),
+  ino: z.number(),
 });
 export type CatalogEntry = z.infer<typeof EntrySchema>;
+
+/** What says whether a stream changed: its size, modification time and inode. */
+export interface StreamStamp {
+  size: number;
+  mtimeMs: number;
+  ino: number;
+}
 
 interface CatalogFile {
   version: 1;
@@ -86,8 +97,8 @@ export class Catalog {
     return Object.keys(this.db.data.sessions);
   }
 
-  set(row: SessionInfo, bytes: number): void {
-    this.db.data.sessions[row.id] = { ...row, bytes };
+  set(row: SessionInfo, stamp: StreamStamp): void {
+    this.db.data.sessions[row.id] = { ...row, bytes: stamp.size, mtimeMs: stamp.mtimeMs, ino: stamp.ino };
     this.touch();
   }
 
@@ -127,20 +138,24 @@ export class Catalog {
   }
 
   /**
-   * The row of a session whose stream has `size` committed bytes, refolded from the stream when it
-   * grew past (or no longer matches) what the row was folded from — from the row's offset when it can.
+   * The row of a session whose stream has this stamp: the cached row when the stamp is the one it was
+   * folded from; else folded on from the row's offset when the stream only grew (same inode, later
+   * mtime, more bytes), else refolded from the start.
    */
-  async fresh(session: string, file: string, size: number): Promise<SessionInfo | undefined> {
+  async fresh(session: string, file: string, stamp: StreamStamp): Promise<SessionInfo | undefined> {
     const entry = this.get(session);
-    if (size === 0) return undefined; // no record yet (a writer that has not written)
-    if (entry && entry.bytes === size) return rowOf(entry);
-    const resume = entry && entry.bytes > 0 && entry.bytes < size ? entry : undefined;
-    // The offset a row was folded to may not be a line boundary any more (a file replaced or cut):
+    if (stamp.size === 0) return undefined; // no record yet (a writer that has not written)
+    if (entry && entry.bytes === stamp.size && entry.mtimeMs === stamp.mtimeMs && entry.ino === stamp.ino) {
+      return rowOf(entry);
+    }
+    const grew = entry && entry.ino === stamp.ino && entry.bytes > 0 && entry.bytes < stamp.size;
+    const resume = grew ? entry : undefined;
+    // The offset a row was folded to may not be a line boundary any more (a file rewritten in place):
     // then fold from the start.
     let error: unknown;
     for (const from of resume ? [resume, undefined] : [undefined]) {
       try {
-        return await this.fold(session, file, from, size);
+        return await this.fold(session, file, from, stamp);
       } catch (e) {
         error = e;
       }
@@ -158,7 +173,7 @@ export class Catalog {
     session: string,
     file: string,
     from: CatalogEntry | undefined,
-    end: number,
+    stamp: StreamStamp,
   ): Promise<SessionInfo | undefined> {
     let row = from ? rowOf(from) : undefined;
     let bytes = from?.bytes ?? 0;
@@ -167,19 +182,21 @@ export class Catalog {
       file,
       start: bytes,
       firstLine: (from?.lastSeq ?? 0) + 1,
-      end,
+      end: stamp.size,
       onTornTail: () => undefined, // read() and the writer report torn tails; the catalog just stops there
     });
     for await (const batch of records) {
       row = updateCatalogRow(row, batch.records);
       bytes = batch.end;
     }
-    if (row) this.set(row, bytes);
+    // A row folded short of a torn tail keeps the stamp of what it read, so it is refolded once
+    // the writer has cut or completed the tail.
+    if (row) this.set(row, bytes === stamp.size ? stamp : { size: bytes, mtimeMs: -1, ino: stamp.ino });
     return row;
   }
 }
 
 function rowOf(entry: CatalogEntry): SessionInfo {
-  const { bytes: _bytes, ...row } = entry;
+  const { bytes: _bytes, mtimeMs: _mtimeMs, ino: _ino, ...row } = entry;
   return row;
 }

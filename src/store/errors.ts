@@ -53,13 +53,41 @@ export class SessionNotFoundError extends Error {
   }
 }
 
+/**
+ * Another process holds the session's writer lock. A holder that died is detected and taken over
+ * without this error; what is left is a live holder, a holder on another host (which cannot be
+ * checked from here), or a lock file nobody can read — the message says which file to remove if the
+ * holder is known to be gone.
+ */
 export class SessionLockedError extends Error {
   readonly code = 'SESSION_LOCKED';
   constructor(
     readonly session: string,
     readonly holder: string,
+    readonly lockPath?: string,
+    readonly foreignHost = false,
   ) {
-    super(`session ${session} is being written by another process (${holder})`);
+    const why = foreignHost ? ', on another host: whether it still runs cannot be checked from here' : '';
+    const hint = lockPath
+      ? `; if no reloop process is writing this session any more, remove ${lockPath} and try again`
+      : '';
+    super(`session ${session} is being written by another process (${holder}${why})${hint}`);
     this.name = 'SessionLockedError';
+  }
+}
+
+/**
+ * A v2 record refers to content the log does not hold where it says (a tampered or corrupt log):
+ * the fold cannot rebuild the message or history it stands for.
+ */
+export class LogReferenceError extends Error {
+  readonly code = 'LOG_REFERENCE';
+  constructor(
+    readonly session: string,
+    readonly seq: number,
+    readonly detail: string,
+  ) {
+    super(`session ${session} seq ${seq}: ${detail}`);
+    this.name = 'LogReferenceError';
   }
 }

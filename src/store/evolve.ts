@@ -1,6 +1,7 @@
 import { AppendOnlyList } from '../lib/appendOnlyList.ts';
 import { addUsage, textOf, ZERO_USAGE } from '../model/messages.ts';
 import type { LogRecord } from './records.ts';
+import { appendedMessage, compactedHistoryOf, startedInput } from './refs.ts';
 import { EMPTY_MAP, type RunSummary, type SessionState } from './sessionState.ts';
 import { turnAfter } from './turns.ts';
 
@@ -28,6 +29,7 @@ function copyState(s: SessionState, lastSeq: number, lastAt: number): SessionSta
     modelInFlight: s.modelInFlight,
     toolsInFlight: s.toolsInFlight,
     unappendedResults: s.unappendedResults,
+    lastResponse: s.lastResponse,
     autoCompactFailures: s.autoCompactFailures,
     compactions: s.compactions,
     transitions: s.transitions,
@@ -73,7 +75,8 @@ function withoutEntry<T>(m: ReadonlyMap<string, T>, key: string): ReadonlyMap<st
 /**
  * The fold of the log into session state. Pure: it never mutates `state` (lists are
  * AppendOnlyLists, so sharing is safe) and reads nothing but its arguments. O(1) per record
- * except compaction, which replaces the history.
+ * except compaction, which replaces the history. A v2 reference that does not resolve
+ * (src/store/refs.ts) throws LogReferenceError naming the record.
  */
 export function evolve(state: SessionState, record: LogRecord): SessionState {
   const s = copyState(state, record.seq, record.at);
@@ -108,7 +111,7 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
       if (!s.title) s.title = textOf(record.data.message.content).replace(/\s+/g, ' ').trim().slice(0, 80);
       return s;
     case 'message.appended':
-      s.messages = s.messages.append(record.data.message);
+      s.messages = s.messages.append(appendedMessage(state, record));
       s.unappendedResults = EMPTY_MAP;
       return s;
     case 'model.requested':
@@ -116,6 +119,7 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
       return s;
     case 'model.responded':
       s.modelInFlight = false;
+      s.lastResponse = { seq: record.seq, content: record.data.response.content };
       s.usage = addUsage(s.usage, record.data.response.usage);
       if (state.currentRun) {
         const run = copyRun(state.currentRun);
@@ -136,14 +140,19 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
       s.toolsInFlight = withEntry(s.toolsInFlight, record.data.toolUseId, {
         toolUseId: record.data.toolUseId,
         name: record.data.name,
-        input: record.data.input,
+        input: startedInput(state, record),
         readOnly: record.data.readOnly,
         index: record.data.index,
       });
       return s;
     case 'tool.finished': {
       s.toolsInFlight = withoutEntry(s.toolsInFlight, record.data.toolUseId);
-      s.unappendedResults = withEntry(s.unappendedResults, record.data.toolUseId, record.data.result);
+      s.unappendedResults = withEntry(s.unappendedResults, record.data.toolUseId, {
+        seq: record.seq,
+        toolUseId: record.data.toolUseId,
+        content: record.data.result.content,
+        isError: record.data.result.isError,
+      });
       const facts = record.data.filesRead;
       if (facts?.length) {
         const next = { ...s.filesRead };
@@ -213,7 +222,7 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
       return s;
     case 'compaction.finished':
       if (record.data.ok) {
-        s.messages = AppendOnlyList.from(record.data.messages);
+        s.messages = AppendOnlyList.from(compactedHistoryOf(state, record));
         s.compactions = state.compactions + 1;
         if (record.data.mode === 'auto') s.autoCompactFailures = 0;
       } else if (record.data.mode === 'auto') {
@@ -242,7 +251,9 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
       s.currentRun = null;
       s.modelInFlight = false;
       s.toolsInFlight = EMPTY_MAP;
-      s.unappendedResults = EMPTY_MAP;
+      // A run closed by resume keeps its logged results: the resumed run appends them (and v2
+      // refers to them), so they are still "logged, not yet in the history".
+      if (!record.data.interrupted) s.unappendedResults = EMPTY_MAP;
       return s;
     }
     default: {

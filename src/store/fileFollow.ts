@@ -45,31 +45,38 @@ class StreamTail {
         this.line = 0;
       }
       const out: LogRecord[] = [];
-      let carry = Buffer.alloc(0);
+      // The pieces of a line longer than a chunk, joined once at its newline: a long line costs
+      // time linear in its length (joining on every chunk made it quadratic).
+      const pieces: Buffer[] = [];
       let pos = this.offset;
       const buf = Buffer.allocUnsafe(CHUNK);
       while (pos < size) {
         const { bytesRead } = await fh.read(buf, 0, Math.min(CHUNK, size - pos), pos);
         if (bytesRead === 0) break;
-        const data = carry.length
-          ? Buffer.concat([carry, buf.subarray(0, bytesRead)])
-          : buf.subarray(0, bytesRead);
-        const start = pos - carry.length;
+        const data = buf.subarray(0, bytesRead);
         let from = 0;
         for (let nl = data.indexOf(NL); nl !== -1; nl = data.indexOf(NL, from)) {
-          const text = data.toString('utf8', from, nl);
+          let text: string;
+          if (pieces.length > 0) {
+            pieces.push(data.subarray(from, nl));
+            text = Buffer.concat(pieces).toString('utf8');
+            pieces.length = 0;
+          } else {
+            text = data.toString('utf8', from, nl);
+          }
           try {
-            if (!this.take(text, out, start + nl + 1 < size)) return out;
+            if (!this.take(text, out, pos + nl + 1 < size)) return out;
           } catch (e) {
             if (out.length === 0) throw e;
             this.failed = e;
             return out;
           }
           from = nl + 1;
-          this.offset = start + from;
+          this.offset = pos + from;
           this.line++;
         }
-        carry = Buffer.from(data.subarray(from));
+        // Copied: the read buffer is reused for the next chunk.
+        if (from < bytesRead) pieces.push(Buffer.from(data.subarray(from)));
         pos += bytesRead;
       }
       return out;

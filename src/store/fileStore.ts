@@ -1,14 +1,16 @@
-import { writeSync } from 'node:fs';
+import { fstatSync, writeSync } from 'node:fs';
 import { type FileHandle, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Catalog } from './catalog.ts';
+import { Catalog, type StreamStamp } from './catalog.ts';
 import { updateCatalogRow } from './catalogRow.ts';
 import { catalogSorted } from './catalogSort.ts';
 import { ConcurrencyError, InvalidRecordError, SessionNotFoundError } from './errors.ts';
 import { followStreamFile } from './fileFollow.ts';
 import { readRecords, type StoreWarning, type WarningHandler } from './fileStream.ts';
 import type { LogRecord } from './records.ts';
-import { acquireSessionLock, type SessionLock } from './sessionLock.ts';
+import { sealRecords } from './seal.ts';
+import { acquireSessionLock, lockHolder, type SessionLock } from './sessionLock.ts';
+import { removeDeadTempFiles, writeWholeStream } from './streamCreate.ts';
 import { createStream, openStreamForWriting, peekLastSeq } from './streamTail.ts';
 import type { AppendOptions, EventStore, ReadRange, SessionInfo } from './types.ts';
 import { checkContiguous, validateRecord } from './validate.ts';
@@ -31,6 +33,10 @@ interface Writer {
   lastSeq: number;
   /** Committed bytes: the end of the last durable line. */
   size: number;
+  /** The seal of the last record (src/store/seal.ts): what the next record is chained to. */
+  head: string | undefined;
+  /** The file's stamp after the last commit, for the catalog row. */
+  stamp: StreamStamp | undefined;
 }
 
 // Session ids become file names: no separators, no dot-names.
@@ -42,13 +48,23 @@ function assertSessionId(session: string): void {
   }
 }
 
-async function sizeOf(file: string): Promise<number | undefined> {
+async function stampOf(file: string): Promise<StreamStamp | undefined> {
   try {
-    return (await stat(file)).size;
+    const st = await stat(file);
+    return { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino };
   } catch (e) {
     if ((e as { code?: string }).code === 'ENOENT') return undefined;
     throw e;
   }
+}
+
+async function sizeOf(file: string): Promise<number | undefined> {
+  return (await stampOf(file))?.size;
+}
+
+function stampOfFd(fd: number): StreamStamp {
+  const st = fstatSync(fd);
+  return { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino };
 }
 
 /**
@@ -115,7 +131,8 @@ export class FileEventStore implements EventStore {
       if (w.lastSeq !== expectedSeq) throw new ConcurrencyError(session, expectedSeq, w.lastSeq);
       const valid = records.map((r) => validateRecord(r, { session }));
       checkContiguous(session, valid, expectedSeq);
-      const buf = Buffer.from(`${valid.map((r) => JSON.stringify(r)).join('\n')}\n`);
+      const sealed = sealRecords(w.head, valid);
+      const buf = Buffer.from(`${sealed.lines.join('\n')}\n`);
       w.fh ??= await createStream(this.streamPath(session), this.sessionsDir);
       const fh = w.fh;
       try {
@@ -135,7 +152,29 @@ export class FileEventStore implements EventStore {
       }
       w.size += buf.length;
       w.lastSeq = expectedSeq + valid.length;
-      this.catalog.set(updateCatalogRow(this.catalog.row(session), valid), w.size);
+      w.head = sealed.head;
+      // The stamp a reader in another process will stat: one fstat, no thread-pool hop.
+      w.stamp = { ...stampOfFd(fh.fd), size: w.size };
+      this.catalog.set(updateCatalogRow(this.catalog.row(session), valid), w.stamp);
+    });
+  }
+
+  /**
+   * Writes a whole new stream at once (a fork): to a temporary file, made durable, then linked into
+   * place. A process killed on the way leaves no stream (and no lock: none is taken, the stream does
+   * not exist until it is complete); its temporary file is removed by a later `list()`. The stream
+   * must not exist yet (ConcurrencyError).
+   */
+  async create(session: string, records: AsyncIterable<LogRecord> | Iterable<LogRecord>): Promise<void> {
+    this.assertOpen();
+    assertSessionId(session);
+    return this.exclusive(session, async () => {
+      const file = this.streamPath(session);
+      const existing = this.writers.get(session)?.lastSeq ?? (await this.lastSeqOrZero(session));
+      if (existing !== 0) throw new ConcurrencyError(session, 0, existing);
+      const written = await writeWholeStream(this.sessionsDir, file, session, records);
+      if (written === 'exists') throw new ConcurrencyError(session, 0, await this.lastSeqOrZero(session));
+      if (written.row) this.catalog.set(written.row, written.stamp);
     });
   }
 
@@ -174,14 +213,27 @@ export class FileEventStore implements EventStore {
 
   async list(): Promise<SessionInfo[]> {
     this.assertOpen();
-    const ids = (await readdir(this.sessionsDir))
+    const names = await readdir(this.sessionsDir);
+    const ids = names
       .filter((f) => f.endsWith('.jsonl'))
       .map((f) => f.slice(0, -'.jsonl'.length))
       .filter((id) => SESSION_ID.test(id));
     const present = new Set(ids);
     for (const id of this.catalog.ids()) if (!present.has(id)) this.catalog.delete(id);
-    const rows = await Promise.all(ids.map((id) => this.freshRow(id)));
+    const rows = await Promise.all(ids.map(async (id) => this.withLiveness(await this.freshRow(id))));
+    await removeDeadTempFiles(this.sessionsDir, names);
     return catalogSorted(rows.filter((r): r is SessionInfo => r !== undefined && r.lastSeq > 0));
+  }
+
+  /**
+   * A row whose last run never ended is `running` while a live process holds the session's writer
+   * lock, and `interrupted` once nobody does (the writer died: `run --resume` closes the run). A lock
+   * held from another host cannot be checked and stays `running`.
+   */
+  private async withLiveness(row: SessionInfo | undefined): Promise<SessionInfo | undefined> {
+    if (row?.status !== 'running' || this.writers.has(row.id)) return row;
+    const { state } = await lockHolder(join(this.sessionsDir, `${row.id}.lock`));
+    return state === 'live' || state === 'foreign' ? row : { ...row, status: 'interrupted' };
   }
 
   async lastSeq(session: string): Promise<number> {
@@ -260,11 +312,11 @@ export class FileEventStore implements EventStore {
     if (existing) return existing;
     const file = this.streamPath(session);
     const lock = await acquireSessionLock(join(this.sessionsDir, `${session}.lock`), session);
-    const w: Writer = { fh: undefined, lock, lastSeq: 0, size: 0 };
+    const w: Writer = { fh: undefined, lock, lastSeq: 0, size: 0, head: undefined, stamp: undefined };
     try {
       const opened = await openStreamForWriting(file, session);
       if (opened) {
-        Object.assign(w, { fh: opened.fh, lastSeq: opened.lastSeq, size: opened.size });
+        Object.assign(w, { fh: opened.fh, lastSeq: opened.lastSeq, size: opened.size, head: opened.head });
         if (opened.cut) {
           const { line, bytes } = opened.cut;
           this.warn({
@@ -312,7 +364,10 @@ export class FileEventStore implements EventStore {
 
   private async freshRow(session: string): Promise<SessionInfo | undefined> {
     const file = this.streamPath(session);
-    const size = this.writers.get(session)?.size ?? (await sizeOf(file));
-    return size === undefined ? undefined : this.catalog.fresh(session, file, size);
+    const w = this.writers.get(session);
+    // A writer here knows its committed size; the file may be further along only by a write in flight.
+    const stamp = w?.stamp ?? (await stampOf(file));
+    if (!stamp) return undefined;
+    return this.catalog.fresh(session, file, w ? { ...stamp, size: w.size } : stamp);
   }
 }

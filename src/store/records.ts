@@ -3,16 +3,20 @@ import { MessageSchema, UsageSchema } from '../model/messages.ts';
 import { ModelFailureSchema, ModelResponseSchema } from '../model/types.ts';
 
 /**
- * The log format. One stream per session; every record is `{ v, seq, at, session, run, type, data }`.
+ * The log format. One stream per session; every record is `{ v, seq, at, session, run, type, data, h }`.
  * Version history (one line each; readers accept every version in SUPPORTED_SCHEMA_VERSIONS):
  *   1 — first format.
+ *   2 — content stored once: `message.appended` refers to the `model.responded` / `tool.finished`
+ *       records it is made of, `compaction.finished` to its response and the number of messages
+ *       kept, `tool.started` omits an input equal to its tool_use block's; every record is sealed
+ *       by `h`, a hash chained over the records before it (src/store/seal.ts).
  *   2 — session.created may carry `parent` (a child's link) and `importedFrom` (a transcript
  *       import); new record `import.unmapped` (a transcript line the importer could not map).
  *   2 — sub-agents: `child.started` / `child.finished` records (the `Task` tool's child sessions).
  *   2 — durable approvals: `approval.requested` / `approval.decided` records, run status `paused`.
  */
-export const CURRENT_SCHEMA_VERSION = 1;
-export const SUPPORTED_SCHEMA_VERSIONS: readonly number[] = [1];
+export const CURRENT_SCHEMA_VERSION = 2;
+export const SUPPORTED_SCHEMA_VERSIONS: readonly number[] = [1, 2];
 
 /** `paused`: the run stopped to wait for an approval (awaiting_approval); resuming continues it. */
 export const RunStatusSchema = z.enum(['completed', 'failed', 'aborted', 'paused']);
@@ -58,6 +62,9 @@ export const MessageOriginSchema = z.enum([
 export type MessageOrigin = z.infer<typeof MessageOriginSchema>;
 
 const ModelPurposeSchema = z.enum(['turn', 'compaction']);
+
+/** A reference to an earlier record of the same stream, by its seq. */
+const Seq = z.number().int().positive();
 
 /**
  * A child session's link to its parent: the session, run and `Task` call that started it.
@@ -113,7 +120,29 @@ export const RecordDataSchemas = {
     autoCompactFailures: z.number().int().nonnegative(),
   }),
   'user.message': z.object({ message: MessageSchema }),
-  'message.appended': z.object({ message: MessageSchema, origin: MessageOriginSchema }),
+  /**
+   * A message the machine added to the history. v1 always holds `message`; v2 holds it only when
+   * no earlier record has its content, and otherwise says where it comes from (src/store/refs.ts):
+   * `response` (the content of that model.responded record, the run's latest; `partial`: without
+   * its tool_use blocks) or `results` (one tool_result block per tool.finished record, in order).
+   */
+  'message.appended': z
+    .object({
+      message: MessageSchema.optional(),
+      origin: MessageOriginSchema,
+      response: Seq.optional(),
+      partial: z.literal(true).optional(),
+      results: z.array(Seq).min(1).optional(),
+    })
+    .refine(
+      (d) =>
+        (d.message !== undefined ? 1 : 0) +
+          (d.response !== undefined ? 1 : 0) +
+          (d.results !== undefined ? 1 : 0) ===
+          1 &&
+        (d.partial === undefined || d.response !== undefined),
+      { message: 'needs exactly one of message, response or results (partial only with response)' },
+    ),
   'model.requested': z.object({
     purpose: ModelPurposeSchema,
     model: z.string(),
@@ -131,7 +160,8 @@ export const RecordDataSchemas = {
   'tool.started': z.object({
     toolUseId: z.string(),
     name: z.string(),
-    input: z.unknown(),
+    /** v2: absent when it equals the input of the tool_use block in the run's latest response. */
+    input: z.unknown().optional(),
     index: z.number().int().nonnegative(),
     readOnly: z.boolean(),
   }),
@@ -162,15 +192,34 @@ export const RecordDataSchemas = {
     toolUseId: z.string().optional(),
     durationMs: z.number().nonnegative(),
   }),
+  /**
+   * v1 holds the `summary` and the new history (`messages`); v2 holds the seq of the compaction
+   * response the summary is read from, how many messages of the old history were `kept` verbatim
+   * after the summary message, and the `tailTokens` budget that chose them.
+   */
   'compaction.finished': z.discriminatedUnion('ok', [
-    z.object({
-      ok: z.literal(true),
-      mode: z.enum(['auto', 'reactive']),
-      summary: z.string(),
-      messages: z.array(MessageSchema),
-      tokensBefore: z.number().int().nonnegative(),
-      tokensAfter: z.number().int().nonnegative(),
-    }),
+    z
+      .object({
+        ok: z.literal(true),
+        mode: z.enum(['auto', 'reactive']),
+        summary: z.string().optional(),
+        messages: z.array(MessageSchema).optional(),
+        response: Seq.optional(),
+        kept: z.number().int().nonnegative().optional(),
+        tailTokens: z.number().int().nonnegative().optional(),
+        tokensBefore: z.number().int().nonnegative(),
+        tokensAfter: z.number().int().nonnegative(),
+      })
+      .refine(
+        (d) =>
+          d.summary !== undefined && d.messages !== undefined
+            ? d.response === undefined && d.kept === undefined
+            : d.response !== undefined &&
+              d.kept !== undefined &&
+              d.summary === undefined &&
+              d.messages === undefined,
+        { message: 'needs summary and messages (v1) or response and kept (v2)' },
+      ),
     z.object({ ok: z.literal(false), mode: z.enum(['auto', 'reactive']), error: z.string() }),
   ]),
   /** Written durably by a `Task` call before its child session exists: resume finds the child by it. */
@@ -237,8 +286,11 @@ const envelope = {
   run: z.string().nullable(),
 };
 
+/** The seal of a v2 record (src/store/seal.ts); set by the store, never by the writer. */
+const Seal = z.string().regex(/^[A-Za-z0-9_-]{22}$/);
+
 function recordSchema<T extends RecordType>(type: T) {
-  return z.object({ ...envelope, type: z.literal(type), data: RecordDataSchemas[type] });
+  return z.object({ ...envelope, type: z.literal(type), data: RecordDataSchemas[type], h: Seal.optional() });
 }
 
 export const LogRecordSchema = z.discriminatedUnion('type', [
@@ -269,7 +321,7 @@ export const LogRecordSchema = z.discriminatedUnion('type', [
 export type LogRecord = z.infer<typeof LogRecordSchema>;
 export type RecordOf<T extends RecordType> = Extract<LogRecord, { type: T }>;
 
-/** A record before the store gives it a place: no `seq`, no `session`. */
+/** A record before the store gives it a place: no `seq`, no `session`, no seal. */
 export type DraftRecord = {
   [T in RecordType]: { type: T; run: string | null; at: number; data: RecordData<T> };
 }[RecordType];

@@ -14,6 +14,12 @@ import { SessionLockedError } from './errors.ts';
  * over, no timers involved, so a process killed with SIGKILL costs nothing. The limit: liveness is only
  * checkable on the same host, so a lock written on another host is always reported as held.
  *
+ * A pid can be reused: after a crash (or a reboot) another process may get the dead writer's pid, and
+ * kill(pid, 0) then says "alive". So the owner also records its process start time as the kernel
+ * counts it (/proc/<pid>/stat, field 22, on Linux): a live pid whose start time differs is another
+ * process, and the lock is stale. Where /proc is missing that cannot be told, and the lock is reported
+ * as held with the path to remove by hand.
+ *
  * The file is created complete or not at all (written to a private temp file, then hard-linked into
  * place: link fails with EEXIST like O_EXCL), so nobody ever reads a half-written owner.
  */
@@ -23,7 +29,24 @@ interface LockOwner {
   host: string;
   token: string;
   at: number;
+  /** Start time of the owner process in clock ticks since boot (Linux); absent where unknown. */
+  start?: string;
 }
+
+/** The start time of a process from /proc/<pid>/stat, or undefined where that cannot be read. */
+export function processStart(pid: number | 'self'): string | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // The command name (field 2) is in parentheses and may hold spaces or parentheses itself.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields[19]; // field 22 overall: fields[0] is field 3
+}
+
+const ownStart = processStart('self');
 
 export interface SessionLock {
   readonly path: string;
@@ -87,24 +110,46 @@ async function readLockFile(
   }
 }
 
-function isAlive(owner: LockOwner): boolean {
-  if (owner.host !== hostname()) return true;
+/** `foreign`: held from another host, whose processes cannot be checked from here. */
+export type HolderState = 'live' | 'dead' | 'foreign';
+
+function holderState(owner: LockOwner): HolderState {
+  if (owner.host !== hostname()) return 'foreign';
   // Our own pid: held only if a store in this process still holds that token; otherwise the file was
   // left by an earlier process that had the same pid.
-  if (owner.pid === process.pid) return [...held.values()].includes(owner.token);
+  if (owner.pid === process.pid) return [...held.values()].includes(owner.token) ? 'live' : 'dead';
   try {
     process.kill(owner.pid, 0);
-    return true;
   } catch (e) {
     // EPERM: the process exists but belongs to someone else — still a live holder.
-    return errCode(e) !== 'ESRCH';
+    if (errCode(e) === 'ESRCH') return 'dead';
   }
+  // The pid is in use; by the owner only if it started when the owner did.
+  if (owner.start !== undefined) {
+    const now = processStart(owner.pid);
+    if (now !== undefined && now !== owner.start) return 'dead';
+  }
+  return 'live';
 }
 
 function describe(owner: LockOwner | undefined): string {
   return owner
     ? `pid ${owner.pid} on ${owner.host} since ${new Date(owner.at).toISOString()}`
     : 'unknown holder';
+}
+
+/**
+ * Who holds the lock at `path`: nobody (no file), a live process, a dead one (a leftover the next
+ * writer takes over), or a process on another host. An unreadable owner counts as live: it may be a
+ * writer of a version we do not know.
+ */
+export async function lockHolder(path: string): Promise<{ state: HolderState | 'none'; holder: string }> {
+  const current = await readLockFile(path);
+  if (!current) return { state: 'none', holder: '' };
+  return {
+    state: current.owner ? holderState(current.owner) : 'live',
+    holder: describe(current.owner),
+  };
 }
 
 /**
@@ -128,7 +173,13 @@ async function breakStale(path: string, staleRaw: string, guardSource: string): 
 
 /** Takes the writer lock of `session` at `path`, or throws SessionLockedError naming the live holder. */
 export async function acquireSessionLock(path: string, session: string): Promise<SessionLock> {
-  const owner: LockOwner = { pid: process.pid, host: hostname(), token: randomUUID(), at: Date.now() };
+  const owner: LockOwner = {
+    pid: process.pid,
+    host: hostname(),
+    token: randomUUID(),
+    at: Date.now(),
+    ...(ownStart !== undefined ? { start: ownStart } : {}),
+  };
   const tmp = `${path}.${owner.token}.tmp`;
   await writeFile(tmp, `${JSON.stringify(owner)}\n`);
   try {
@@ -142,11 +193,12 @@ export async function acquireSessionLock(path: string, session: string): Promise
       const current = await readLockFile(path);
       if (!current) continue; // released between our link and our read
       last = current.owner;
-      if (current.owner && isAlive(current.owner))
-        throw new SessionLockedError(session, describe(current.owner));
+      const state = current.owner ? holderState(current.owner) : 'live';
+      if (state !== 'dead')
+        throw new SessionLockedError(session, describe(current.owner), path, state === 'foreign');
       await breakStale(path, current.raw, tmp);
     }
-    throw new SessionLockedError(session, describe(last));
+    throw new SessionLockedError(session, describe(last), path, false);
   } finally {
     await unlink(tmp).catch(() => undefined);
   }

@@ -1,5 +1,6 @@
 import { AppendOnlyList } from '../lib/appendOnlyList.ts';
-import { type Message, type Usage, ZERO_USAGE } from '../model/messages.ts';
+import type { ContentBlock, Message, Usage } from '../model/messages.ts';
+import { ZERO_USAGE } from '../model/messages.ts';
 import type { RunConfig, RunStatus } from './records.ts';
 
 export interface RunSummary {
@@ -55,6 +56,13 @@ export interface InFlightTool {
   child?: { session: string; agent: string };
 }
 
+export interface UnappendedResult {
+  seq: number;
+  toolUseId: string;
+  content: unknown;
+  isError: boolean;
+}
+
 /** Everything the log says about a session, as of `lastSeq`. Built only by `evolve`. */
 export interface SessionState {
   id: string | null;
@@ -75,8 +83,13 @@ export interface SessionState {
   /** Model request sent and not answered (only meaningful while `currentRun` is open). */
   modelInFlight: boolean;
   toolsInFlight: ReadonlyMap<string, InFlightTool>;
-  /** Tool results logged but not yet appended to the history (a crash can fall in between). */
-  unappendedResults: ReadonlyMap<string, { content: unknown; isError: boolean }>;
+  /**
+   * Tool results logged but not yet appended to the history (a crash can fall in between), by
+   * toolUseId, with the seq of their `tool.finished` (what a v2 `message.appended` refers to).
+   */
+  unappendedResults: ReadonlyMap<string, UnappendedResult>;
+  /** The latest `model.responded` (turn or compaction): what v2 records that reuse its content refer to. */
+  lastResponse: { seq: number; content: readonly ContentBlock[] } | null;
   autoCompactFailures: number;
   compactions: number;
   transitions: number;
@@ -105,6 +118,7 @@ export function emptySessionState(): SessionState {
     modelInFlight: false,
     toolsInFlight: EMPTY_MAP,
     unappendedResults: EMPTY_MAP,
+    lastResponse: null,
     autoCompactFailures: 0,
     compactions: 0,
     transitions: 0,

@@ -17,57 +17,46 @@ async function readFully(fh: FileHandle, buf: Buffer, position: number): Promise
 }
 
 export interface TailScan {
-  /** Offset just past the last complete, parseable line (0 when there is none). */
+  /** Offset just past the last complete line (0 when there is none): what follows is a torn write. */
   goodEnd: number;
-  /** That line, parsed but not yet validated, and where it starts. */
-  last?: { raw: unknown; offset: number };
+  /** That line's text and where it starts. */
+  last?: { text: string; offset: number };
 }
 
 /**
- * Finds the last complete, parseable line by reading backwards from the end, so the cost is bounded by
- * the size of the last records, not by the length of the stream. Everything after it — a line without
- * its newline, or lines that are not JSON (a crash can leave zeros) — is the torn tail.
+ * Finds the last complete line by reading backwards from the end, so the cost is bounded by the size
+ * of the last records, not by the length of the stream, and is linear in them: chunks are collected
+ * and joined once, never re-copied per chunk. Only what follows the last newline — a line a crash cut
+ * short — is the torn tail; a complete line is returned whatever it holds, for the caller to judge.
  */
 export async function scanTail(fh: FileHandle, size: number): Promise<TailScan> {
-  let cacheStart = size;
-  let cache = Buffer.alloc(0);
-  const ensure = async (offset: number): Promise<void> => {
-    while (cacheStart > offset) {
-      const n = Math.min(CHUNK, cacheStart);
-      const b = Buffer.allocUnsafe(n);
-      await readFully(fh, b, cacheStart - n);
-      cache = Buffer.concat([b, cache]);
-      cacheStart -= n;
+  const chunks: Buffer[] = [];
+  let start = size;
+  /** Offsets of the newlines found so far, highest first. */
+  const newlines: number[] = [];
+  while (start > 0 && newlines.length < 2) {
+    const n = Math.min(CHUNK, start);
+    const b = Buffer.allocUnsafe(n);
+    await readFully(fh, b, start - n);
+    start -= n;
+    for (
+      let i = b.lastIndexOf(NL);
+      i !== -1 && newlines.length < 2;
+      i = i > 0 ? b.lastIndexOf(NL, i - 1) : -1
+    ) {
+      newlines.push(start + i);
     }
-  };
-  /** Offset of the last newline before `before`, or -1. */
-  const newlineBefore = async (before: number): Promise<number> => {
-    for (;;) {
-      if (before - 1 >= cacheStart) {
-        const idx = cache.lastIndexOf(NL, before - 1 - cacheStart);
-        if (idx !== -1) return cacheStart + idx;
-      }
-      if (cacheStart === 0) return -1;
-      await ensure(Math.max(0, cacheStart - CHUNK));
-    }
-  };
-  let end = size;
-  while (end > 0) {
-    await ensure(end - 1);
-    const terminated = cache[end - 1 - cacheStart] === NL;
-    const textEnd = terminated ? end - 1 : end;
-    const start = (await newlineBefore(textEnd)) + 1;
-    if (terminated) {
-      try {
-        const raw: unknown = JSON.parse(cache.toString('utf8', start - cacheStart, textEnd - cacheStart));
-        return { goodEnd: end, last: { raw, offset: start } };
-      } catch {
-        // not JSON: part of the torn tail, keep walking back
-      }
-    }
-    end = start;
+    // Chunks wholly inside the torn tail are not needed; from the last newline back they are.
+    if (newlines.length > 0) chunks.unshift(b);
   }
-  return { goodEnd: 0 };
+  const lastNl = newlines[0];
+  if (lastNl === undefined) return { goodEnd: 0 };
+  const lineStart = (newlines[1] ?? -1) + 1;
+  const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+  return {
+    goodEnd: lastNl + 1,
+    last: { text: buf.toString('utf8', lineStart - start, lastNl - start), offset: lineStart },
+  };
 }
 
 /** Number of lines before `offset`: only called on the rare paths that must name a line. */
@@ -84,24 +73,37 @@ export async function countLines(fh: FileHandle, offset: number): Promise<number
 }
 
 /**
- * Last seq of a stream and where its good part ends, from the tail alone. A last line that is valid
- * JSON but fails validation (a newer schema version, a bug) is not a torn write: it is thrown, never cut.
+ * Last seq of a stream, the seal of its last record and where its good part ends, from the tail
+ * alone. Only a last line without its newline is a torn write (a crash can leave nothing else: every
+ * commit is one write, made durable before the next). A complete last line that is not JSON or fails
+ * validation — a corrupted disk block, an edit, a newer schema version — is thrown, never cut.
  */
 export async function inspectTail(
   fh: FileHandle,
   size: number,
   file: string,
   session: string,
-): Promise<{ lastSeq: number; goodEnd: number }> {
+): Promise<{ lastSeq: number; goodEnd: number; head: string | undefined }> {
   const tail = await scanTail(fh, size);
-  if (!tail.last) return { lastSeq: 0, goodEnd: 0 };
-  const { raw, offset } = tail.last;
+  if (!tail.last) return { lastSeq: 0, goodEnd: 0, head: undefined };
+  const { text, offset } = tail.last;
   let record: LogRecord;
   try {
-    record = validateRecord(raw, { file, session });
-  } catch {
-    // Same check again, now with the line number that the error must name (counted only on this path).
-    record = validateRecord(raw, { file, session, line: (await countLines(fh, offset)) + 1 });
+    record = validateRecord(JSON.parse(text), { file, session });
+  } catch (e) {
+    // Again, now with the line number that the error must name (counted only on this path).
+    const line = (await countLines(fh, offset)) + 1;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch (parseError) {
+      throw new InvalidRecordError(
+        { file, line },
+        `complete last line is not valid JSON (${(parseError as Error).message}): the stream is corrupt, not torn, and is left as it is`,
+      );
+    }
+    record = validateRecord(raw, { file, session, line });
+    throw e;
   }
   if (record.session !== session) {
     const line = (await countLines(fh, offset)) + 1;
@@ -110,7 +112,7 @@ export async function inspectTail(
       `record belongs to session ${record.session}`,
     );
   }
-  return { lastSeq: record.seq, goodEnd: tail.goodEnd };
+  return { lastSeq: record.seq, goodEnd: tail.goodEnd, head: record.h };
 }
 
 /** Last seq of a stream read by someone without the writer lock: a torn tail is reported, not cut. */
@@ -144,7 +146,14 @@ export async function openStreamForWriting(
   file: string,
   session: string,
 ): Promise<
-  { fh: FileHandle; lastSeq: number; size: number; cut?: { line: number; bytes: number } } | undefined
+  | {
+      fh: FileHandle;
+      lastSeq: number;
+      size: number;
+      head: string | undefined;
+      cut?: { line: number; bytes: number };
+    }
+  | undefined
 > {
   let fh: FileHandle;
   try {
@@ -156,12 +165,12 @@ export async function openStreamForWriting(
   }
   try {
     const size = (await fh.stat()).size;
-    const { lastSeq, goodEnd } = await inspectTail(fh, size, file, session);
-    if (goodEnd === size) return { fh, lastSeq, size };
+    const { lastSeq, goodEnd, head } = await inspectTail(fh, size, file, session);
+    if (goodEnd === size) return { fh, lastSeq, size, head };
     const line = (await countLines(fh, goodEnd)) + 1;
     await fh.truncate(goodEnd);
     await fh.datasync();
-    return { fh, lastSeq, size: goodEnd, cut: { line, bytes: size - goodEnd } };
+    return { fh, lastSeq, size: goodEnd, head, cut: { line, bytes: size - goodEnd } };
   } catch (e) {
     await fh.close();
     throw e;

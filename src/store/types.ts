@@ -26,8 +26,10 @@ export interface SessionInfo {
   created: number;
   updated: number;
   /**
-   * The last run's status; `running` while a run is open, `interrupted` for a run copied open into a
-   * fork (nothing runs it until `run --resume`), `idle` before the first run.
+   * The last run's status; `idle` before any run. `running` while a run is open and (file store)
+   * its writer lives; `interrupted` when the last run never ended and nothing runs it: its writer
+   * died (no live process holds the session's lock), or it was copied open into a fork. `run
+   * --resume` closes it and goes on.
    */
   status: RunStatus | 'running' | 'interrupted' | 'idle';
   lastSeq: number;
@@ -59,6 +61,11 @@ export interface EventStore {
   /** Last seq of a session (0 when it has no records); throws SessionNotFoundError when unknown. */
   lastSeq(session: string): Promise<number>;
   exists(session: string): Promise<boolean>;
+  /**
+   * Writes a whole new stream so that it appears complete or not at all (a fork). Optional: a store
+   * without it gets one `append(session, records, { expectedSeq: 0 })`, atomic where appends are.
+   */
+  create?(session: string, records: AsyncIterable<LogRecord> | Iterable<LogRecord>): Promise<void>;
   /**
    * Deletes a whole session: its stream and its catalog row (never part of one). Optional: a
    * store that cannot omits it. `reloop import --force` uses it to replace an import.

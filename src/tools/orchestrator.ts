@@ -1,4 +1,5 @@
 import type { ToolResultBlock, ToolUseBlock, Usage } from '../model/messages.ts';
+import { DEFAULT_MAX_TOOL_INPUT_BYTES, formatBytes, inputExceeds } from './inputSize.ts';
 import type { ToolRegistry } from './registry.ts';
 import type {
   AnyTool,
@@ -98,6 +99,8 @@ export interface BatchOptions {
   approvals?: ApprovalSource;
   hooks?: ToolHooks;
   defaultTimeoutMs?: number;
+  /** Cap on one call's input (JSON bytes); larger calls are not run (`invalid_input`). Default 1 MiB. */
+  maxInputBytes?: number;
   maxConcurrency?: number;
   now?: () => number;
 }
@@ -261,6 +264,16 @@ async function admit(
       use,
       'unknown_tool',
       `No such tool: ${use.name}. Available tools: ${opts.registry.names().join(', ') || '(none)'}`,
+    );
+  }
+  const cap = opts.maxInputBytes ?? DEFAULT_MAX_TOOL_INPUT_BYTES;
+  if (inputExceeds(use.input, cap)) {
+    const size = Buffer.byteLength(JSON.stringify(use.input ?? null));
+    return failed(
+      index,
+      use,
+      'invalid_input',
+      `Input for ${tool.name} is ${formatBytes(size)}, over the ${formatBytes(cap)} limit for one tool call: it was not run. Do the work in smaller calls.`,
     );
   }
   const parsed = tool.inputSchema.safeParse(use.input);

@@ -1,5 +1,6 @@
 import { type Message, textOf } from '../model/messages.ts';
 import type { LogRecord } from '../store/records.ts';
+import { appendedSource, compactedLength } from '../store/refs.ts';
 
 const MAX = 160;
 
@@ -37,8 +38,10 @@ export function recordNote(r: LogRecord, appended?: readonly Message[]): string 
       );
     case 'user.message':
       return clip(`user: ${said(appended?.[0] ?? r.data.message)}`);
-    case 'message.appended':
-      return clip(`${r.data.origin}: ${said(appended?.[0] ?? r.data.message)}`);
+    case 'message.appended': {
+      const m = appended?.[0] ?? r.data.message;
+      return clip(`${r.data.origin}: ${m ? said(m) : appendedSource(r.data)}`);
+    }
     case 'model.requested':
       return clip(
         `${r.data.purpose} request to ${r.data.model}, max_tokens ${r.data.maxTokens}, attempt ${r.data.attempt}, ${r.data.messageCount} messages`,
@@ -58,7 +61,9 @@ export function recordNote(r: LogRecord, appended?: readonly Message[]): string 
     case 'backoff.scheduled':
       return `attempt ${r.data.attempt}: wait ${Math.round(r.data.delayMs)} ms`;
     case 'tool.started':
-      return clip(`${r.data.name} ${json(r.data.input)}`);
+      return clip(
+        `${r.data.name} ${r.data.input === undefined ? '(input as in its tool_use)' : json(r.data.input)}`,
+      );
     case 'tool.finished':
       return clip(
         `${r.data.name} ${r.data.outcome} in ${r.data.durationMs.toFixed(1)} ms${r.data.synthetic ? ' (synthetic)' : ''}`,
@@ -71,7 +76,7 @@ export function recordNote(r: LogRecord, appended?: readonly Message[]): string 
       return clip(`${r.data.hook} hook: ${r.data.decision}${r.data.reason ? ` (${r.data.reason})` : ''}`);
     case 'compaction.finished':
       return r.data.ok
-        ? `${r.data.mode} compaction: ${r.data.tokensBefore} → ${r.data.tokensAfter} tokens, ${r.data.messages.length} messages`
+        ? `${r.data.mode} compaction: ${r.data.tokensBefore} → ${r.data.tokensAfter} tokens, ${compactedLength(r.data)} messages`
         : clip(`${r.data.mode} compaction failed: ${r.data.error}`);
     case 'child.started':
       return clip(`sub-agent ${r.data.agent}: session ${r.data.child}`);

@@ -7,7 +7,8 @@ import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LogRecord } from '../../src/store/records.ts';
+import { CURRENT_SCHEMA_VERSION, type LogRecord } from '../../src/store/records.ts';
+import { sealRecords } from '../../src/store/seal.ts';
 import { type CliResult, jsonLines, onlyJson, runCli } from '../support/cli.ts';
 import {
   type MessagesServer,
@@ -264,8 +265,8 @@ describe('sessions, log, replay, fork', () => {
       expect(records.length).toBeGreaterThan(10);
       expect(records.map((r) => r.seq)).toEqual(records.map((_, i) => i + 1));
       for (const r of records) {
-        expect(r).toMatchObject({ v: 1, session: p.run.sessionId });
-        expect(Object.keys(r).sort()).toEqual(['at', 'data', 'run', 'seq', 'session', 'type', 'v']);
+        expect(r).toMatchObject({ v: CURRENT_SCHEMA_VERSION, session: p.run.sessionId });
+        expect(Object.keys(r).sort()).toEqual(['at', 'data', 'h', 'run', 'seq', 'session', 'type', 'v']);
       }
       expect(records[0]?.type).toBe('session.created');
       expect(records.at(-1)).toMatchObject({
@@ -330,6 +331,7 @@ describe('sessions, log, replay, fork', () => {
           ok: true,
           records: records.length,
           transitions: records.filter((x) => x.type === 'transition').length,
+          sealed: true,
           divergence: null,
         })}\n`,
       );
@@ -350,7 +352,13 @@ describe('sessions, log, replay, fork', () => {
       rec.data.response.content = [{ type: 'text', text: 'No notes, I guess.' }];
       rec.data.response.stopReason = 'end_turn';
       lines[i] = JSON.stringify(rec);
-      await writeFile(file, lines.join('\n'));
+      // Sealed anew, as a deliberate rewrite would be: unsealed, the seal alone names the edited
+      // record; sealed, the re-drive must find where the machine goes another way.
+      const resealed = sealRecords(
+        undefined,
+        lines.filter(Boolean).map((l) => JSON.parse(l) as LogRecord),
+      );
+      await writeFile(file, `${resealed.lines.join('\n')}\n`);
       const before = await snapshot(store);
 
       // Still a valid log: it reads fine. The JSON and the human verify both exit 1.
@@ -417,7 +425,10 @@ describe('sessions, log, replay, fork', () => {
           moved.data = { ...moved.data, forkedFrom: { session: id, seq: at } };
         return moved;
       });
-      expect(forked).toEqual(expected);
+      // The copy is sealed anew (its records name the new session): equal but for the seals.
+      const unsealed = (rs: LogRecord[]) => rs.map(({ h: _h, ...r }) => r);
+      expect(unsealed(forked)).toEqual(unsealed(expected));
+      expect(forked.every((r) => typeof r.h === 'string')).toBe(true);
 
       const s = await runCli(['sessions', '--json', '--store', store], { cwd: p.cwd });
       const rows = onlyJson<{ id: string; forkedFrom: unknown; lastSeq: number }[]>(s);
@@ -655,7 +666,7 @@ describe('bad input: a clear message, the right exit code, nothing written', () 
       results.forEach((r, i) => {
         const what = argsList[i]!.join(' ');
         expect(r.code, what).toBe(1);
-        expect(r.stderr, what).toMatch(/unsupported schema version 99 .* line 3 \(supported: 1\)/);
+        expect(r.stderr, what).toMatch(/unsupported schema version 99 .* line 3 \(supported: 1, 2\)/);
       });
     },
     SLOW,
@@ -735,6 +746,7 @@ describe('reloop run --demo', () => {
           ok: true,
           records: log.length,
           transitions: log.filter((x) => x.type === 'transition').length,
+          sealed: true,
           divergence: null,
         });
         // The demo's sub-agent: its own log, under the parent, verified with it.

@@ -91,7 +91,7 @@ describe('coverage of logs', () => {
     };
     await expect(read(corrupt)).rejects.toThrow(`invalid record (${corrupt}, line 3)`);
     const wrongVersion = path.join(tmp, 'v99.jsonl');
-    await writeFile(wrongVersion, [lines[0], lines[1]!.replace('"v":1', '"v":99')].join('\n'));
+    await writeFile(wrongVersion, [lines[0], lines[1]!.replace(/"v":\d+/, '"v":99')].join('\n'));
     await expect(read(wrongVersion)).rejects.toThrow(
       `unsupported schema version 99 at ${wrongVersion} line 2`,
     );

@@ -83,7 +83,7 @@ describe('tool results', () => {
     // From the line that streamed the call to the line with its result.
     expect(finished.map((d) => d.data.durationMs)).toEqual([3_000, 1_000]);
     const results = ofType(m, 'message.appended').find((d) => d.data.origin === 'tool_results')!;
-    expect(results.data.message.content).toEqual([
+    expect(results.data.message?.content).toEqual([
       { type: 'tool_result', tool_use_id: 'toolu_1', content: 'A' },
       { type: 'tool_result', tool_use_id: 'toolu_2', content: 'boom', is_error: true },
     ]);
@@ -154,7 +154,7 @@ describe('compaction', () => {
     const [c] = ofType(m, 'compaction.finished');
     expect(c!.run).toBe('r2');
     if (!c!.data.ok) throw new Error('unreachable');
-    expect(c!.data.messages.map((x) => x.content)).toEqual([expect.stringContaining('sum'), 'second']);
+    expect(c!.data.messages?.map((x) => x.content)).toEqual([expect.stringContaining('sum'), 'second']);
     expect(reasons(m).filter((r) => r.includes('compact'))).toEqual([]);
   });
 

@@ -136,15 +136,20 @@ describe('the query loop on the real Anthropic SDK (loopback Messages API)', () 
     ]);
     expect(first.tools?.find((t) => t.name === 'Read')?.input_schema).toMatchObject({ type: 'object' });
 
-    // The tool ran with the input the deltas spelled out.
+    // The tool ran with the input the deltas spelled out: the response holds it, and tool.started
+    // (schema v2) refers to it instead of copying it.
     const started = await h.ofType('tool.started');
     expect(started.map((r) => r.data)).toEqual([
+      expect.objectContaining({ name: 'Read', toolUseId: 'toolu_read_1' }),
+    ]);
+    expect(started[0]?.data).not.toHaveProperty('input');
+    expect(h.session.state.messages.at(1)?.content).toContainEqual(
       expect.objectContaining({
-        name: 'Read',
-        toolUseId: 'toolu_read_1',
+        type: 'tool_use',
+        id: 'toolu_read_1',
         input: { file_path: 'src/answer.txt' },
       }),
-    ]);
+    );
 
     const second = bodyOf(1);
     expect(second.messages).toHaveLength(3);
@@ -367,7 +372,9 @@ describe('the query loop on the real Anthropic SDK (loopback Messages API)', () 
     ]);
     const compacted = await h.ofType('compaction.finished');
     expect(compacted).toHaveLength(1);
-    expect(compacted[0]?.data).toMatchObject({ ok: true, mode: 'reactive', summary });
+    // Schema v2: the summary is the compaction response's text, referred to, not copied.
+    const response = (await h.ofType('model.responded')).find((r) => r.data.purpose === 'compaction')!;
+    expect(compacted[0]?.data).toMatchObject({ ok: true, mode: 'reactive', response: response.seq, kept: 2 });
   });
 
   it('refusal ends the run at once: failed / refused, no retry, no stop hooks', async () => {

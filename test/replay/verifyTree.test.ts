@@ -53,7 +53,8 @@ describe('verifyTree', () => {
     const bad = await tampered(h.store, h.session.id, (r) => {
       if (r.type === 'tool.finished')
         return { ...r, data: { ...r.data, result: { content: 'made up', isError: false } } };
-      if (r.type === 'message.appended' && r.data.origin === 'tool_results') {
+      // A v2 log's tool results message refers to that result; a v1-style one holds it.
+      if (r.type === 'message.appended' && r.data.origin === 'tool_results' && r.data.message) {
         const content = [{ type: 'tool_result' as const, tool_use_id: 'toolu_1', content: 'made up' }];
         return { ...r, data: { ...r.data, message: { role: 'user', content } } };
       }

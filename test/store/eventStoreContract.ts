@@ -6,8 +6,9 @@ import {
   SessionNotFoundError,
 } from '../../src/store/errors.ts';
 import type { LogRecord } from '../../src/store/records.ts';
+import { firstBrokenSeal } from '../../src/store/seal.ts';
 import type { EventStore } from '../../src/store/types.ts';
-import { collect, StreamBuilder } from './support/records.ts';
+import { collect, StreamBuilder, sealed } from './support/records.ts';
 
 /**
  * The behaviour every EventStore must have, run against each implementation (emmett-style): a store
@@ -31,9 +32,28 @@ export function testEventStore(name: string, factory: () => Promise<EventStore>)
       const s = new StreamBuilder('s1');
       const batch = [s.created('first'), s.user('hello'), s.transition()];
       await store.append('s1', batch, { expectedSeq: 0 });
-      expect(await collect(store.read('s1'))).toEqual(batch);
+      expect(await collect(store.read('s1'))).toEqual(sealed(batch));
       expect(await store.lastSeq('s1')).toBe(3);
       expect(await store.exists('s1')).toBe(true);
+    });
+
+    it('seals every v2 record, chained across appends, whatever seal the writer passed', async () => {
+      const s = new StreamBuilder('s1');
+      const first = [s.created(), s.user('a')];
+      const third = s.transition();
+      const fourth = s.transition();
+      await store.append('s1', first, { expectedSeq: 0 });
+      await store.append('s1', [{ ...third, h: 'AAAAAAAAAAAAAAAAAAAAAA' } as LogRecord, fourth], {
+        expectedSeq: 2,
+      });
+      const read = await collect(store.read('s1'));
+      expect(read.every((r) => typeof r.h === 'string')).toBe(true);
+      expect(firstBrokenSeal(read)).toBeNull();
+      expect(read).toEqual(sealed([...first, third, fourth]));
+      // One field changed afterwards breaks the seal of that record.
+      const edited = read.map((r) => ({ ...r })) as LogRecord[];
+      edited[1] = { ...edited[1]!, at: edited[1]!.at + 1 } as LogRecord;
+      expect(firstBrokenSeal(edited)?.seq).toBe(2);
     });
 
     it('continues a stream across appends and keeps sessions apart', async () => {

@@ -103,7 +103,7 @@ describe('evolve', () => {
         expect(prev.toolsInFlight.get('t1')).toBeDefined();
         expect(s.toolsInFlight.get('t1')).toBeUndefined();
         expect(s.filesRead['/a']).toMatchObject({ sha256: 'h', seq: 3 });
-        expect(s.unappendedResults.get('t1')).toEqual({ content: 'x', isError: false });
+        expect(s.unappendedResults.get('t1')).toMatchObject({ content: 'x', isError: false });
       });
   });
 
@@ -267,7 +267,7 @@ describe('evolve', () => {
     }
     expect([...s.toolsInFlight.keys()]).toEqual(['2', 'a']);
     expect([...s.unappendedResults.keys()]).toEqual(['b', '__proto__', 'toString']);
-    expect(s.unappendedResults.get('__proto__')).toEqual({ content: '__proto__', isError: false });
+    expect(s.unappendedResults.get('__proto__')).toMatchObject({ content: '__proto__', isError: false });
     // States already handed out keep their maps.
     expect([...before.toolsInFlight.keys()]).toEqual(ids);
     expect(before.unappendedResults.size).toBe(0);

@@ -17,7 +17,7 @@ import {
 import type { LogRecord } from '../../src/store/records.ts';
 import { testEventStore } from './eventStoreContract.ts';
 import { testFollow } from './followContract.ts';
-import { collect, StreamBuilder } from './support/records.ts';
+import { collect, StreamBuilder, sealed, sealedLines } from './support/records.ts';
 import { startWorker } from './support/startWorker.ts';
 
 const dirs: string[] = [];
@@ -86,13 +86,15 @@ describe('FileEventStore on disk', () => {
     await first.store.close();
 
     const text = await readFile(streamFile(first.dir, 's1'), 'utf8');
-    expect(text.split('\n')).toEqual([...batch.map((r) => JSON.stringify(r)), '']);
+    expect(text.split('\n')).toEqual([...sealedLines(batch), '']);
     expect(await exists(join(first.dir, 'catalog.json'))).toBe(true);
 
     const second = await fixture(first.dir);
-    expect(await collect(second.store.read('s1'))).toEqual(batch);
+    expect(await collect(second.store.read('s1'))).toEqual(sealed(batch));
     expect(await second.store.lastSeq('s1')).toBe(3);
-    expect(await second.store.list()).toEqual(rows);
+    // The run never ended and its writer has gone (the store was closed): interrupted, not running.
+    expect(rows[0]?.status).toBe('running');
+    expect(await second.store.list()).toEqual(rows.map((r) => ({ ...r, status: 'interrupted' })));
     const next = s.transition();
     await expect(second.store.append('s1', [next], { expectedSeq: 0 })).rejects.toMatchObject({
       name: 'ConcurrencyError',
@@ -114,7 +116,7 @@ describe('FileEventStore on disk', () => {
     const again = await fixture(store.dir);
     const read = await collect(again.store.read('big'));
     expect(read).toHaveLength(20_002);
-    expect(read[1]).toEqual(huge);
+    expect(read[1]).toEqual(sealed([created, huge])[1]);
     expect(read.map((r) => r.seq).every((seq, i) => seq === i + 1)).toBe(true);
     await again.store.append('big', [s.transition(), s.user('y'.repeat(600_000))], { expectedSeq: 20_002 });
     await again.store.close();
@@ -155,15 +157,36 @@ describe('FileEventStore on disk', () => {
     expect(warnings).toEqual([]);
   });
 
-  it('cuts a tail of unparsable lines (zeros left by a crash) but nothing before it', async () => {
+  it('cuts only an unterminated last line (zeros left by a crash), never a complete one', async () => {
     const dir = await tempDir();
     const rs = records('s1', 3);
-    const file = await writeStream(dir, 's1', [...rs.map(line), 'not json\n', '\0\0\0\0']);
+    const file = await writeStream(dir, 's1', [...rs.map(line), '\0\0\0\0']);
     const { store, warnings } = await fixture(dir);
     await store.openWriter('s1');
     expect(warnings).toMatchObject([{ code: 'torn_tail_cut', line: 4 }]);
     expect(await readFile(file, 'utf8')).toBe(rs.map(line).join(''));
     expect(await store.lastSeq('s1')).toBe(3);
+    await store.close();
+  });
+
+  it('reports a complete but corrupt last line as corruption naming file and line, and never cuts it', async () => {
+    const dir = await tempDir();
+    const rs = records('s1', 3);
+    // A fully written last line (newline and all) whose bytes went bad: not something a crash leaves.
+    const corrupt = `${line(rs[2]).slice(0, 30)}#${line(rs[2]).slice(31)}`;
+    const file = await writeStream(dir, 's1', [line(rs[0]), line(rs[1]), corrupt]);
+    const before = await readFile(file, 'utf8');
+    const { store, warnings } = await fixture(dir);
+    const onOpen = await store.openWriter('s1').catch((e: unknown) => e);
+    expect(onOpen).toBeInstanceOf(InvalidRecordError);
+    expect((onOpen as Error).message).toContain(`${file}, line 3`);
+    expect((onOpen as Error).message).toMatch(/corrupt, not torn/);
+    const onRead = await collect(store.read('s1')).catch((e: unknown) => e);
+    expect(onRead).toMatchObject({ name: 'InvalidRecordError', where: { file, line: 3 } });
+    await expect(store.lastSeq('s1')).rejects.toBeInstanceOf(InvalidRecordError);
+    expect(await readFile(file, 'utf8')).toBe(before);
+    expect(warnings.filter((w) => w.code === 'torn_tail_cut' || w.code === 'torn_tail')).toEqual([]);
+    expect(await exists(lockFile(dir, 's1'))).toBe(false);
     await store.close();
   });
 
@@ -179,7 +202,7 @@ describe('FileEventStore on disk', () => {
       ['torn_tail', 1],
       ['torn_tail_cut', 1],
     ]);
-    expect(await readFile(file, 'utf8')).toBe(line(first));
+    expect(await readFile(file, 'utf8')).toBe(`${sealedLines([first])[0]}\n`);
     await store.close();
   });
 
@@ -237,13 +260,13 @@ describe('FileEventStore on disk', () => {
     const tailFile = await writeStream(
       dir,
       's2',
-      [rs[0], rs[1], { ...rs[2], v: 2 }].map((r) => line({ ...r, session: 's2' })),
+      [rs[0], rs[1], { ...rs[2], v: 7 }].map((r) => line({ ...r, session: 's2' })),
     );
     const before = await readFile(tailFile, 'utf8');
     await expect(collect(store.read('s2'))).rejects.toBeInstanceOf(SchemaVersionError);
     const onOpen = await store.openWriter('s2').catch((e: unknown) => e);
     expect(onOpen).toBeInstanceOf(SchemaVersionError);
-    expect(onOpen).toMatchObject({ version: 2, where: { file: tailFile, line: 3 } });
+    expect(onOpen).toMatchObject({ version: 7, where: { file: tailFile, line: 3 } });
     expect(await readFile(tailFile, 'utf8')).toBe(before);
     expect(await exists(lockFile(dir, 's2'))).toBe(false); // a failed open gives the lock back
     await store.close();

@@ -22,6 +22,9 @@
  *   - `drop`         like `stream_error`, but the socket is destroyed instead.
  *   - `hold`         sends `afterEvents` events, then keeps the stream open until the client
  *                    goes away (for abort tests) or the server closes.
+ *   - `raw`          any status, content type and body, as is (a proxy's HTML page, say).
+ * A `message` with `usage: null` has no usage at all (neither in message_start nor in
+ * message_delta), as some servers that are not the Messages API answer.
  * Authentication: any non-empty `x-api-key` or `Authorization: Bearer` key (or exactly
  * `apiKey` when given to start); otherwise 401. Every request is recorded, authorised or not.
  */
@@ -46,7 +49,8 @@ export interface MessageReply {
   content: ReplyBlock[];
   /** Default `end_turn`, or `tool_use` when a tool_use block is present. */
   stopReason?: string | null;
-  usage?: Partial<ReplyUsage>;
+  /** `null`: no usage object anywhere in the reply. */
+  usage?: Partial<ReplyUsage> | null;
   /** Default: the model named in the request. */
   model?: string;
   id?: string;
@@ -71,7 +75,13 @@ export interface StreamFailureReply {
   errorType?: string;
   message?: string;
 }
-export type ScriptedReply = MessageReply | HttpErrorReply | StreamFailureReply;
+export interface RawReply {
+  kind: 'raw';
+  status: number;
+  contentType: string;
+  body: string;
+}
+export type ScriptedReply = MessageReply | HttpErrorReply | StreamFailureReply | RawReply;
 export type Reply = ScriptedReply | ((request: RecordedRequest) => ScriptedReply);
 
 export interface RecordedBody {
@@ -174,25 +184,29 @@ function messageOf(reply: MessageReply, body: RecordedBody, n: number) {
     content: reply.content,
     stop_reason: reply.stopReason === undefined ? (hasTool ? 'tool_use' : 'end_turn') : reply.stopReason,
     stop_sequence: null,
-    usage: {
-      input_tokens: 10,
-      output_tokens: 5,
-      cache_creation_input_tokens: 0,
-      cache_read_input_tokens: 0,
-      ...reply.usage,
-    },
+    usage:
+      reply.usage === null
+        ? undefined
+        : {
+            input_tokens: 10,
+            output_tokens: 5,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 0,
+            ...reply.usage,
+          },
   };
 }
 
 function streamEvents(reply: MessageReply, body: RecordedBody, n: number): Sse[] {
   const message = messageOf(reply, body, n);
-  const { output_tokens, ...startUsage } = message.usage;
+  const { output_tokens, ...startUsage } = message.usage ?? { output_tokens: undefined };
+  const usage = message.usage ? { usage: { ...startUsage, output_tokens: 1 } } : {};
   return [
     {
       event: 'message_start',
       data: {
         type: 'message_start',
-        message: { ...message, content: [], stop_reason: null, usage: { ...startUsage, output_tokens: 1 } },
+        message: { ...message, content: [], stop_reason: null, ...usage },
       },
     },
     { event: 'ping', data: { type: 'ping' } },
@@ -202,7 +216,7 @@ function streamEvents(reply: MessageReply, body: RecordedBody, n: number): Sse[]
       data: {
         type: 'message_delta',
         delta: { stop_reason: message.stop_reason, stop_sequence: null },
-        usage: { output_tokens },
+        ...(message.usage ? { usage: { output_tokens } } : {}),
       },
     },
     { event: 'message_stop', data: { type: 'message_stop' } },
@@ -220,6 +234,10 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
 
 async function answer(reply: ScriptedReply, req: RecordedRequest, res: ServerResponse, n: number) {
   const requestId = { 'request-id': `req_test_${n}` };
+  if (reply.kind === 'raw') {
+    res.writeHead(reply.status, { 'content-type': reply.contentType, ...requestId });
+    return res.end(reply.body);
+  }
   if (reply.kind === 'http_error') {
     const headers = { ...requestId, ...reply.headers };
     return sendJson(res, reply.status, errorBody(reply.errorType, reply.message), headers);

@@ -102,7 +102,9 @@ describe('the viewer page', () => {
     expect(records.length).toBeGreaterThan(1000);
     const html = renderViewerHtml(records);
     const log = records.map((r) => JSON.stringify(r)).join('\n');
-    expect(html.length).toBeLessThan(log.length / 2);
+    // A v2 log holds each message once (v1 twice), so the page, which holds the history once
+    // beside the records, is a larger share of it than of a v1 log.
+    expect(html.length).toBeLessThan(log.length * 0.6);
   });
 
   it('holds a fork’s source too, and what differs after the fork point', async () => {

@@ -203,8 +203,13 @@ describe.skipIf(missing)('the viewer in headless Chromium', () => {
     const found = await rows(page);
     expect(found.length).toBeGreaterThan(0);
     for (const r of found) {
-      const seq = Number(r.split(' ')[0]);
-      expect(JSON.stringify(records[seq - 1]).toLowerCase()).toContain('off-by-one');
+      const rec = records[Number(r.split(' ')[0]) - 1]!;
+      // A v2 message.appended refers to the response its text is in; its note shows that text.
+      const referred =
+        rec.type === 'message.appended' && rec.data.response !== undefined
+          ? records[rec.data.response - 1]
+          : null;
+      expect(`${JSON.stringify(rec)}${JSON.stringify(referred)}`.toLowerCase()).toContain('off-by-one');
     }
     await page.fill('#f-text', 'no such text anywhere');
     await expect.poll(() => page.isVisible('#tl-empty')).toBe(true);

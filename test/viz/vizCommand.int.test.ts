@@ -133,7 +133,7 @@ describe('reloop viz', () => {
         expect(corrupt.stderr).toContain(file);
         expect(corrupt.stdout).toBe('');
 
-        const v99 = lines.map((l, i) => (i === 2 ? l.replace('"v":1,', '"v":99,') : l));
+        const v99 = lines.map((l, i) => (i === 2 ? l.replace(/"v":\d+,/, '"v":99,') : l));
         await writeFile(file, v99.join('\n'));
         const version = await viz(id, '--store', store);
         expect(version.code).toBe(1);

@@ -59,7 +59,8 @@ export function registerReplay(program: Command): void {
           const records = await loadRecords(store, session, toSeq);
           const report = await verifyReplay(records, { toSeq });
           const { ok, transitions, divergence } = report;
-          if (opts.json) printJson({ ok, records: report.records, transitions, divergence });
+          if (opts.json)
+            printJson({ ok, records: report.records, transitions, sealed: report.sealed, divergence });
           else if (ok)
             out(
               `ok: ${plural(report.records, 'record')}, ${plural(transitions, 'transition')} in ${plural(report.runs, 'run')} replay identically`,

@@ -3,6 +3,8 @@ import { historyProblems } from '../../../src/model/history.ts';
 import type { Message } from '../../../src/model/messages.ts';
 import { COMPACTION_MARKER } from '../../../src/model/scripted.ts';
 import { compactedHistory, SUMMARY_PREFIX } from '../../../src/runtime/compactor.ts';
+import { fold } from '../../../src/store/evolve.ts';
+import { emptySessionState } from '../../../src/store/sessionState.ts';
 import { scriptedSession } from '../../support/harness.ts';
 import {
   httpError,
@@ -39,7 +41,17 @@ describe('reactive compaction (context overflow)', () => {
     expect(h.client.requests[1]!.system).toContain(COMPACTION_MARKER);
     const compaction = recordsOf(records, 'compaction.finished');
     expect(compaction).toHaveLength(1);
-    expect(compaction[0]!.data).toMatchObject({ ok: true, mode: 'reactive', summary: 'the summary' });
+    // v2: the summary is read from the compaction response the record refers to, not copied.
+    const response = recordsOf(records, 'model.responded').find((r) => r.data.purpose === 'compaction')!;
+    expect(compaction[0]!.data).toEqual({
+      ok: true,
+      mode: 'reactive',
+      response: response.seq,
+      kept: 0,
+      tailTokens: 8000,
+      tokensBefore: expect.any(Number),
+      tokensAfter: expect.any(Number),
+    });
     expect(textOfMessages(h)).toEqual([`${SUMMARY_PREFIX}the summary`, 'done']);
     // A prompt-too-long error is not a transport error: no backoff.
     expect(h.clock.sleeps).toEqual([]);
@@ -301,12 +313,15 @@ describe('auto-compaction (after tool results)', () => {
         'finish_requested',
         'completed',
       ]);
-      const compacted = recordsOf(await h.records(), 'compaction.finished')[0]!;
+      const records = await h.records();
+      const compacted = recordsOf(records, 'compaction.finished')[0]!;
       if (!compacted.data.ok) throw new Error('compaction should have succeeded');
-      expect(historyProblems(compacted.data.messages), `tail ${tail}`).toEqual([]);
-      expect(compacted.data.messages[0]!.role).toBe('user');
-      expect(compacted.data.messages[1]?.role ?? 'assistant').toBe('assistant');
-      lengths.add(compacted.data.messages.length);
+      // The history the fold rebuilds right after the compaction (v2 logs only where it came from).
+      const messages = fold(records.slice(0, compacted.seq), emptySessionState()).messages.view();
+      expect(historyProblems(messages), `tail ${tail}`).toEqual([]);
+      expect(messages[0]!.role).toBe('user');
+      expect(messages[1]?.role ?? 'assistant').toBe('assistant');
+      lengths.add(messages.length);
     }
     // The budgets cut the history at different places (nothing kept, one round, everything).
     expect([...lengths].sort()).toEqual([1, 3, 5]);

@@ -7,6 +7,7 @@ import {
   type RunConfig,
   type RunStatus,
 } from '../../../src/store/records.ts';
+import { resealed, sealRecords } from '../../../src/store/seal.ts';
 
 export const RUN_CONFIG: RunConfig = {
   model: 'claude-test',
@@ -89,6 +90,16 @@ export class StreamBuilder {
   transitions(n: number): LogRecord[] {
     return Array.from({ length: n }, () => this.transition());
   }
+}
+
+/** What a store reads back after these records were appended from the start: each v2 record sealed. */
+export function sealed(records: readonly LogRecord[]): LogRecord[] {
+  return resealed(records);
+}
+
+/** The lines a file store writes for these records appended from the start. */
+export function sealedLines(records: readonly LogRecord[]): string[] {
+  return sealRecords(undefined, records).lines;
 }
 
 /** Drains an async iterable (the store's read) into an array. */

@@ -15,8 +15,8 @@ export interface Worker {
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export function startWorker(mode: string, dir: string, session: string): Worker {
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, mode, dir, session], {
+export function startWorker(mode: string, dir: string, session: string, ...extra: string[]): Worker {
+  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, mode, dir, session, ...extra], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'pipe'],
   });

@@ -6,8 +6,15 @@
  *   hold   — take the writer lock, append three records if new, report { ready }, release on stdin end.
  *   crash  — take the lock, append, report { ready }, then die by SIGKILL (no cleanup runs).
  *   exit   — take the lock, append, then process.exit(0) without closing the store.
+ *   run    — take the lock, start a run (created, run.started), report { ready }, wait for stdin to end.
+ *   fork   — fork <session> whole (ids fork-s1…); with a 4th argument N, SIGKILL itself after reading
+ *            N records of the source (mid-fork); report { forked }, then wait for stdin to end.
  */
+import { forkSession } from '../../../src/replay/fork.ts';
+import { counterIds } from '../../../src/runtime/determinism.ts';
 import { openFileStore } from '../../../src/store/fileStore.ts';
+import type { LogRecord } from '../../../src/store/records.ts';
+import type { ReadRange } from '../../../src/store/types.ts';
 import { StreamBuilder } from './records.ts';
 
 const [mode, dir, session] = process.argv.slice(2);
@@ -18,12 +25,19 @@ function report(msg: Record<string, unknown>): void {
 }
 
 const store = await openFileStore(dir, { onWarning: (w) => report({ warning: w.code, line: w.line }) });
+if (mode === 'fork') await fork(Number(process.argv[5] ?? Number.POSITIVE_INFINITY));
 const lastSeq = (await store.exists(session)) ? await store.lastSeq(session) : 0;
 const s = new StreamBuilder(session, { seq: lastSeq });
 const batch = lastSeq === 0 ? [s.created('from the worker'), s.user('hi')] : [s.transition(), s.transition()];
 
 try {
-  if (mode === 'append') {
+  if (mode === 'run') {
+    const r = new StreamBuilder(session, { seq: lastSeq });
+    await store.append(session, [r.created('a run'), r.runStarted()], { expectedSeq: lastSeq });
+    report({ ready: true, lastSeq: await store.lastSeq(session) });
+    process.stdin.resume();
+    await new Promise((resolve) => process.stdin.once('end', resolve));
+  } else if (mode === 'append') {
     await store.append(session, batch, { expectedSeq: lastSeq });
     report({ ok: true, lastSeq: await store.lastSeq(session) });
   } else {
@@ -41,3 +55,22 @@ try {
 }
 await store.close();
 report({ closed: true });
+
+async function fork(killAfter: number): Promise<never> {
+  let n = 0;
+  const killing = Object.assign(Object.create(store) as typeof store, {
+    async *read(id: string, range?: ReadRange): AsyncIterable<LogRecord> {
+      for await (const r of store.read(id, range)) {
+        if (++n > killAfter) process.kill(process.pid, 'SIGKILL');
+        yield r;
+      }
+    },
+  });
+  report({ forking: true });
+  const forked = await forkSession(killing, session!, await store.lastSeq(session!), counterIds('fork-'));
+  report({ forked });
+  process.stdin.resume();
+  await new Promise((resolve) => process.stdin.once('end', resolve));
+  await store.close();
+  process.exit(0);
+}

@@ -1,0 +1,121 @@
+import { parseScript } from '../../../src/model/script.ts';
+import { ScriptedModelClient } from '../../../src/model/scripted.ts';
+import { forkSession } from '../../../src/replay/fork.ts';
+import { counterIds, seededRandom, VirtualClock } from '../../../src/runtime/determinism.ts';
+import { Session } from '../../../src/runtime/session.ts';
+import type { LogRecord } from '../../../src/store/records.ts';
+import type { Tool } from '../../../src/tools/types.ts';
+import { PROMPT_TOO_LONG, summary, text, tools, toolUse, usage } from '../../runtime/reasons/reasonSpec.ts';
+import { echoTool, fixedStopHook, scriptedSession, textTurn, toolTurn } from '../../support/harness.ts';
+
+/**
+ * Real v2 logs written by the runtime, each going through a different part of the loop, for tests
+ * that edit logs record by record. Deterministic: scripted model, virtual clock, counter ids.
+ */
+export async function representativeLogs(): Promise<Record<string, LogRecord[]>> {
+  return {
+    'tools, retries, max_tokens, stop hook, two runs': await toolsAndRetries(),
+    'auto and reactive compaction': await compactions(),
+    'denials, a tool error, refusal': await denials(),
+    'resume after a crash mid-batch, then max turns': await resumed(),
+  };
+}
+
+async function toolsAndRetries(): Promise<LogRecord[]> {
+  const h = await scriptedSession(
+    [
+      toolTurn([
+        { name: 'echo', input: { text: 'a' } },
+        { name: 'echo', input: { text: 'b' } },
+      ]),
+      { error: { status: 529, type: 'overloaded_error', message: 'Overloaded' } },
+      { error: { status: 429, type: 'rate_limit_error', message: 'slow down', retry_after_ms: 300 } },
+      { text: 'partial', stop_reason: 'max_tokens', usage: { input_tokens: 10, output_tokens: 8192 } },
+      { text: 'partial again', stop_reason: 'max_tokens', usage: { input_tokens: 10, output_tokens: 64000 } },
+      textTurn('done'),
+      textTurn('really done'),
+      textTurn('second run done'),
+    ],
+    { stopHooks: [fixedStopHook([{ decision: 'block', reason: 'run the tests' }, { decision: 'allow' }])] },
+  );
+  await h.session.submit('fix it');
+  await h.session.submit('and now this');
+  return h.records();
+}
+
+async function compactions(): Promise<LogRecord[]> {
+  const big = 'z'.repeat(2_000);
+  const h = await scriptedSession(
+    [
+      tools([toolUse('a', 'echo', { text: big })], 'tool_use', usage(100, 20)),
+      tools([toolUse('b', 'echo', { text: 'b' })], 'tool_use', usage(1_500, 20)),
+      summary('SUMMARY one'),
+      PROMPT_TOO_LONG,
+      summary('SUMMARY two'),
+      text('done'),
+    ],
+    { settings: { autoCompactThreshold: 1_000 }, compactTailTokens: 600 },
+  );
+  await h.session.submit('a task');
+  return h.records();
+}
+
+async function denials(): Promise<LogRecord[]> {
+  const failing: Tool<{ text: string }> = {
+    ...echoTool,
+    name: 'fails',
+    async call() {
+      throw new Error('disk on fire');
+    },
+  };
+  const h = await scriptedSession(
+    [
+      tools([toolUse('d1', 'echo', { text: 'no' }), toolUse('d2', 'fails', { text: 'x' })]),
+      tools([toolUse('d3', 'nope', {})]),
+      { text: 'I will not', stop_reason: 'refusal', usage: usage(10, 1) },
+    ],
+    {
+      tools: [echoTool, failing],
+      canUseTool: (req) =>
+        req.toolUseId === 'd1'
+          ? { behavior: 'deny', message: 'not this one', by: 'rule:deny' }
+          : { behavior: 'allow', by: 'default' },
+    },
+  );
+  await h.session.submit('go');
+  return h.records();
+}
+
+/** A run cut after its tools started (a fork taken there is a crashed session), then resumed. */
+async function resumed(): Promise<LogRecord[]> {
+  const h = await scriptedSession(
+    [
+      toolTurn([
+        { name: 'echo', input: { text: 'a' }, id: 't1' },
+        { name: 'write', input: { text: 'b' }, id: 't2' },
+      ]),
+      textTurn('done'),
+    ],
+    {
+      tools: [echoTool, { ...echoTool, name: 'write', isReadOnly: false }],
+    },
+  );
+  await h.session.submit('go');
+  const started = (await h.records()).filter((r) => r.type === 'tool.started').at(-1)!;
+  const forkId = await forkSession(h.store, h.session.id, started.seq, counterIds('f_'));
+  const s = await Session.open(forkId, {
+    store: h.store,
+    model: new ScriptedModelClient(
+      parseScript({ turns: [toolTurn([{ name: 'echo', input: { text: 'c' }, id: 't3' }]), textTurn('x')] }),
+    ),
+    clock: new VirtualClock(),
+    random: seededRandom(1),
+    ids: counterIds('f_'),
+    tools: [echoTool],
+    settings: { maxTurns: 1 },
+  });
+  await s.submit(null);
+  const out: LogRecord[] = [];
+  for await (const r of h.store.read(forkId)) out.push(r);
+  return out;
+}
