@@ -32,6 +32,7 @@ import {
 export interface ScenarioRun {
   sessionId: string;
   result: RunResult;
+  /** The session's whole log (a resumed-batch scenario's starts with its set-up run). */
   records: LogRecord[];
   /** What is wrong with the run against the scenario; empty when it took exactly the path. */
   problems: string[];
@@ -151,16 +152,17 @@ export async function runScenario(s: Scenario, opts: RunScenarioOptions): Promis
     session = await Session.create({ ...scenario, title: scenarioName(s) });
     result = await session.submit('Fix the failing test.');
   }
+  // The whole log (a parked session's set-up run included: later records refer to it); the
+  // scenario's own run is what is compared.
   const records: LogRecord[] = [];
-  // Only the scenario's run (and the session's own records): a parked session's first run is set-up.
-  for await (const r of opts.store.read(session.id))
-    if (r.run === null || r.run === result.runId) records.push(r);
+  for await (const r of opts.store.read(session.id)) records.push(r);
   if (client.consumed !== s.script.length) {
     ctl.problems.push(
       `the model was asked ${client.consumed} times; the script has ${s.script.length} turns`,
     );
   }
-  return { sessionId: session.id, result, records, problems: [...ctl.problems, ...compare(s, records)] };
+  const own = records.filter((r) => r.run === null || r.run === result.runId);
+  return { sessionId: session.id, result, records, problems: [...ctl.problems, ...compare(s, own)] };
 }
 
 /** The `needsApproval` test tool asks; every other call is allowed. */
@@ -192,9 +194,11 @@ async function parkedSession(common: Omit<SessionOptions, 'model'>, title: strin
   return first.id;
 }
 
-/** The logged transitions, as catalog keys. */
-export function loggedTransitions(records: readonly LogRecord[]): string[] {
-  return records.flatMap((r) => (r.type === 'transition' ? [transitionKey(r.data)] : []));
+/** The logged transitions, as catalog keys: of one run when `runId` is given. */
+export function loggedTransitions(records: readonly LogRecord[], runId?: string): string[] {
+  return records.flatMap((r) =>
+    r.type === 'transition' && (runId === undefined || r.run === runId) ? [transitionKey(r.data)] : [],
+  );
 }
 
 function compare(s: Scenario, records: readonly LogRecord[]): string[] {

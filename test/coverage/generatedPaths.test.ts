@@ -43,7 +43,7 @@ describe('generated path scenarios', () => {
   it.each(cases)('%s', async (_name, edgePath, index) => {
     const scenario = buildScenario(edgePath);
     const run = await runScenario(scenario, { store, idPrefix: `cov-${nonce}-${index}-` });
-    const logged = loggedTransitions(run.records);
+    const logged = loggedTransitions(run.records, run.result.runId);
     expect(logged).toEqual(scenario.expected.map((e) => e.key));
     expect(logged[scenario.targetIndex]).toBe(edgePath.edge.key);
     expect(run.result.reason).toBe(scenario.finalReason);

@@ -7,6 +7,10 @@ export interface PendingAppend {
   expectedSeq: number;
   records: { type: string; run: string | null; at: number; text: string; data?: unknown }[];
   row: SessionInfo;
+  /** The seal of the last record after this append (null: a v1 record, no seal). */
+  head: string | null;
+  /** false: the transaction need not wait for the WAL flush (see AppendOptions.durable). */
+  durable: boolean;
   /** Resolves with -1 when written, else with the session's actual last seq. */
   settle(result: number | Error): void;
 }
@@ -80,14 +84,16 @@ export class GroupCommitter {
           status: a.row.status,
           forkedFrom: a.row.forkedFrom,
           parent: a.row.parent,
+          head: a.head,
         },
       })),
     );
     // Named: each connection parses and plans the call once, not once per commit.
     const res = await this.pool.query<{ r: number[] }>({
       name: 'reloop_append_group',
-      text: 'SELECT reloop.append_group($1::json) AS r',
-      values: [payload],
+      text: 'SELECT reloop.append_group($1::json, $2) AS r',
+      // A group waits for the disk when any of its appends must.
+      values: [payload, group.some((a) => a.durable)],
     });
     this.commits++;
     const results = res.rows[0]?.r ?? [];

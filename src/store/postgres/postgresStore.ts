@@ -5,6 +5,7 @@ import { ConcurrencyError, SessionNotFoundError } from '../errors.ts';
 import type { LogRecord } from '../records.ts';
 import { redactUrl } from '../redactUrl.ts';
 import { JobBusyError } from '../runQueue.ts';
+import { sealRecords } from '../seal.ts';
 import type { AppendOptions, EventStore, ReadRange, SessionInfo, SessionJob } from '../types.ts';
 import { checkContiguous, parseRecordLine, validateRecord } from '../validate.ts';
 import { GroupCommitter, type PendingAppend } from './groupCommit.ts';
@@ -42,6 +43,12 @@ function jsonbSafe(_key: string, value: unknown): unknown {
   return typeof value === 'string'
     ? (value.replaceAll('\0', '\ufffd') as string & { toWellFormed(): string }).toWellFormed()
     : value;
+}
+
+/** A session's catalog row and the seal of its last record (undefined: none, or a v1 record). */
+interface Known {
+  row: SessionInfo;
+  head: string | undefined;
 }
 
 interface CatalogRowSql {
@@ -122,8 +129,11 @@ export class PostgresEventStore implements EventStore {
   private readonly jobsListener: ChannelListener;
   /** The queue of runs for workers (`reloop submit`, `reloop worker`). */
   readonly runQueue: PostgresRunQueue;
-  /** Catalog rows this process wrote last, by session: the next append folds onto them. */
-  private readonly rows = new Map<string, SessionInfo>();
+  /**
+   * Catalog rows this process wrote last, by session, with the seal of the session's last
+   * record: the next append folds onto the row and chains its seals to that one.
+   */
+  private readonly rows = new Map<string, Known>();
   private closed = false;
 
   constructor(
@@ -145,33 +155,37 @@ export class PostgresEventStore implements EventStore {
   async append(
     session: string,
     records: readonly LogRecord[],
-    { expectedSeq }: AppendOptions,
+    { expectedSeq, durable = true }: AppendOptions,
   ): Promise<void> {
     this.assertOpen();
     // The row this append folds onto: none for a new session, the one this process wrote last
     // when it is still current, else the database's (and a stale expectedSeq fails right here).
     const cached = this.rows.get(session);
-    let row: SessionInfo | undefined;
-    if (records.length === 0 || (expectedSeq > 0 && cached?.lastSeq !== expectedSeq)) {
-      row = await this.row(session);
-      const actual = row?.lastSeq ?? 0;
+    let known: Known | undefined;
+    if (records.length === 0 || (expectedSeq > 0 && cached?.row.lastSeq !== expectedSeq)) {
+      known = await this.known(session);
+      const actual = known?.row.lastSeq ?? 0;
       if (actual !== expectedSeq) throw new ConcurrencyError(session, expectedSeq, actual);
       if (records.length === 0) return;
-    } else if (expectedSeq > 0) row = cached;
+    } else if (expectedSeq > 0) known = cached;
     const valid = records.map((r) => validateRecord(r, { session }));
     checkContiguous(session, valid, expectedSeq);
-    const next = updateCatalogRow(row, valid);
+    const next = updateCatalogRow(known?.row, valid);
+    // Sealed as the file store seals them (src/store/seal.ts): the text stored is the line it writes.
+    const sealed = sealRecords(known?.head, valid);
     const result = await new Promise<number | Error>((settle) => {
       const pending: PendingAppend = {
         session,
         expectedSeq,
-        records: valid.map((r) => {
-          const text = JSON.stringify(r);
+        records: valid.map((r, i) => {
+          const text = sealed.lines[i]!;
           const entry: PendingAppend['records'][number] = { type: r.type, run: r.run, at: r.at, text };
           if (JSONB_UNSAFE.test(text)) entry.data = JSON.parse(JSON.stringify(r.data, jsonbSafe));
           return entry;
         }),
         row: next,
+        head: sealed.head ?? null,
+        durable,
         settle,
       };
       this.committer.submit(pending);
@@ -184,7 +198,7 @@ export class PostgresEventStore implements EventStore {
       this.rows.delete(session);
       throw new ConcurrencyError(session, expectedSeq, result);
     }
-    this.rows.set(session, next);
+    this.rows.set(session, { row: next, head: sealed.head });
   }
 
   async *read(session: string, range: ReadRange = {}): AsyncIterable<LogRecord> {
@@ -291,11 +305,17 @@ export class PostgresEventStore implements EventStore {
   }
 
   private async row(session: string): Promise<SessionInfo | undefined> {
-    const res = await this.pool.query<CatalogRowSql>(
-      `SELECT id, title, created, updated, status, last_seq, forked_from, parent FROM reloop.sessions WHERE id = $1`,
+    return (await this.known(session))?.row;
+  }
+
+  private async known(session: string): Promise<Known | undefined> {
+    const res = await this.pool.query<CatalogRowSql & { head: string | null }>(
+      `SELECT id, title, created, updated, status, last_seq, forked_from, parent, head
+         FROM reloop.sessions WHERE id = $1`,
       [session],
     );
-    return res.rows[0] ? rowOf(res.rows[0]) : undefined;
+    const r = res.rows[0];
+    return r ? { row: rowOf(r), head: r.head ?? undefined } : undefined;
   }
 
   private async *readBetween(session: string, fromSeq: number, toSeq: number): AsyncIterable<LogRecord> {

@@ -48,7 +48,9 @@ const MIGRATIONS: readonly string[] = [
     status text NOT NULL,
     last_seq integer NOT NULL,
     forked_from jsonb,
-    parent jsonb
+    parent jsonb,
+    -- The seal of the session's last record (src/store/seal.ts): the next append chains to it.
+    head text
   );
   CREATE INDEX sessions_updated ON reloop.sessions (updated DESC);
 
@@ -71,7 +73,7 @@ const MIGRATIONS: readonly string[] = [
   -- One group commit: appends of any sessions, each checked against the session's last seq
   -- under the catalog row's lock, in session order (two groups never wait on each other in a
   -- cycle). Returns one entry per append: -1 when written, else the session's actual last seq.
-  CREATE FUNCTION reloop.append_group(grp json) RETURNS integer[] LANGUAGE plpgsql AS $fn$
+  CREATE FUNCTION reloop.append_group(grp json, durable boolean) RETURNS integer[] LANGUAGE plpgsql AS $fn$
   DECLARE
     a json;
     sess text;
@@ -81,15 +83,19 @@ const MIGRATIONS: readonly string[] = [
     row_ json;
     results integer[] := '{}';
   BEGIN
+    -- Appends nobody waits on (AppendOptions.durable = false): committed without the WAL flush.
+    IF NOT durable THEN
+      PERFORM set_config('synchronous_commit', 'off', true);
+    END IF;
     FOR a IN SELECT value FROM json_array_elements(grp) LOOP
       sess := a->>'session';
       expected := (a->>'expectedSeq')::integer;
       n := json_array_length(a->'records');
       row_ := a->'row';
       IF expected = 0 THEN
-        INSERT INTO reloop.sessions (id, title, created, updated, status, last_seq, forked_from, parent)
+        INSERT INTO reloop.sessions (id, title, created, updated, status, last_seq, forked_from, parent, head)
         VALUES (sess, row_->>'title', (row_->>'created')::float8, (row_->>'updated')::float8,
-                row_->>'status', n, (row_->'forkedFrom')::jsonb, (row_->'parent')::jsonb)
+                row_->>'status', n, (row_->'forkedFrom')::jsonb, (row_->'parent')::jsonb, row_->>'head')
         ON CONFLICT (id) DO NOTHING;
         IF NOT FOUND THEN
           SELECT last_seq INTO cur FROM reloop.sessions WHERE id = sess FOR UPDATE;
@@ -106,7 +112,7 @@ const MIGRATIONS: readonly string[] = [
            SET title = row_->>'title', created = (row_->>'created')::float8,
                updated = (row_->>'updated')::float8, status = row_->>'status',
                last_seq = expected + n, forked_from = (row_->'forkedFrom')::jsonb,
-               parent = (row_->'parent')::jsonb
+               parent = (row_->'parent')::jsonb, head = row_->>'head'
          WHERE id = sess;
       END IF;
       INSERT INTO reloop.records (session, seq, type, run, at, record, data)
