@@ -13,12 +13,11 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
-    // The CLI tests spawn bin/reloop.js, which runs dist/: built once here from src/.
-    globalSetup: ['test/support/buildDist.ts'],
+    // The CLI tests spawn bin/reloop.js, which runs dist/: built once here from src/. Then: is
+    // there a PostgreSQL server for the PostgreSQL suites? Checked once per run.
+    globalSetup: ['test/support/buildDist.ts', 'test/support/pgGlobalSetup.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',
-    // Is there a PostgreSQL server for the PostgreSQL suites? Checked once per run.
-    globalSetup: ['test/support/pgGlobalSetup.ts'],
   },
 });
