@@ -8,15 +8,34 @@ import type { LogRecord, RecordOf } from '../store/records.ts';
 import { toolResultBlock } from '../store/refs.ts';
 import { emptySessionState, type SessionState } from '../store/sessionState.ts';
 import type { Mismatch } from './derivedFacts.ts';
+import { Window } from './window.ts';
 
-/** One run's records: its transitions, the fact slices between them, the messages it appended. */
-export interface RunSlice {
-  start: RecordOf<'run.started'>;
-  /** State the machine starts from: the fold up to the run's first transition-relevant record. */
-  before: SessionState;
-  records: LogRecord[];
+/**
+ * One run's records, handed out by the walk as soon as the machine can start on it (its first
+ * transition is read, or the run closed without one) and filled as the consumer asks for more:
+ * the log is never held whole in memory (a 100 000-record log costs more in GC to keep than to
+ * verify); the consumer releases the records it is done with.
+ */
+export class RunSlice {
+  readonly records = new Window<LogRecord>();
+  /** No record will join this run any more (it ended, the walk stopped, or the log did). */
+  closed = false;
   /** The message each `message.appended` of `records` stands for (v2 records refer to their content). */
-  messages: Map<number, Message>;
+  readonly messages = new Map<number, Message>();
+
+  constructor(
+    readonly start: RecordOf<'run.started'>,
+    /** State the machine starts from: the fold up to the run's first transition-relevant record. */
+    public before: SessionState,
+    private readonly walk: LogWalk,
+  ) {}
+
+  /** Walks on until one more record joins this run; false once it is closed. */
+  more(): boolean {
+    const had = this.records.length;
+    while (!this.closed && this.records.length === had) this.walk.step();
+    return this.records.length > had;
+  }
 }
 
 const json = JSON.stringify;
@@ -29,9 +48,30 @@ const json = JSON.stringify;
  * run closed by resume, what was in flight), and the repairs a resumed run makes to the history.
  * The first record that fails is kept in `problem`, and the walk stops there (the run it was in is
  * still handed out, up to that record, so anything the machine finds earlier is found too).
+ *
+ * The records are pulled from `records` one at a time, as the runs' consumer asks for them: a
+ * lazy source (a stream read from disk) is verified without being held whole. A source that
+ * throws (a malformed line) stops the walk like a problem; the error is kept in `failure` for the
+ * caller to throw once the run in hand is done.
  */
 export class LogWalk {
   problem: Mismatch | null = null;
+  failure: { error: unknown } | null = null;
+  /** Records pulled from the source so far. */
+  walked = 0;
+  private readonly source: Iterator<LogRecord>;
+  private finished = false;
+  private state = emptySessionState();
+  private open: RunSlice | null = null;
+  /** A run the machine can start on, not handed out yet. */
+  private ready: RunSlice | null = null;
+  private sawTransition = false;
+  /** What resume owed the history when it closed the last interrupted run. */
+  private owed: InterruptedRunPlan | null = null;
+  private repairing: InterruptedRunPlan | null = null;
+  private session: string | undefined;
+  private first = true;
+  private seq = 0;
 
   /**
    * `history`: the log of an imported session as conformance.ts hands it over — its imported runs
@@ -39,73 +79,125 @@ export class LogWalk {
    * so seqs skip), the rest re-driven as usual.
    */
   constructor(
-    private readonly records: readonly LogRecord[],
+    records: Iterable<LogRecord>,
     private readonly options: { history?: boolean } = {},
-  ) {}
+  ) {
+    this.source = records[Symbol.iterator]();
+  }
 
+  /** The runs, in order; each is finished (walked to its end) before the next is looked for. */
   *runs(): Generator<RunSlice> {
-    let state = emptySessionState();
-    let open: RunSlice | null = null;
-    let sawTransition = false;
-    /** What resume owed the history when it closed the last interrupted run. */
-    let owed: InterruptedRunPlan | null = null;
-    let repairing: InterruptedRunPlan | null = null;
-    const session = this.records[0]?.session;
-    let seq = 0;
-    for (const r of this.records) {
-      seq = this.options.history ? Math.max(seq + 1, r.seq) : seq + 1;
-      const problem =
-        this.envelope(r, seq, session, open) ??
-        (r.type === 'tool.finished' ? toolResultProblem(r) : null) ??
-        (r.type === 'run.started' ? this.runStart(r, state, owed) : null) ??
-        (r.type === 'run.ended' ? this.runEnd(r, state) : null) ??
-        (repairing && !sawTransition ? this.repair(r, repairing) : null);
-      if (problem) {
-        this.problem = problem;
-        break;
-      }
-      let next: SessionState;
-      try {
-        next = evolve(state, r);
-      } catch (e) {
-        if (!(e instanceof LogReferenceError)) throw e;
-        this.problem = { seq: r.seq, expected: null, actual: r.data, detail: e.detail };
-        break;
-      }
-      if (repairing && !sawTransition && r.type === 'message.appended') {
-        const p = this.repairedHistory(r, state, next.messages.last()!);
-        if (p) {
-          this.problem = p;
-          break;
-        }
-      }
-      if (r.type === 'run.started') {
-        if (open) yield open;
-        open = { start: r, before: next, records: [], messages: new Map() };
-        sawTransition = false;
-        repairing = r.data.resumedFrom !== undefined ? owed : null;
-        owed = null;
-      } else if (open) {
-        // Everything a run logs before its first transition (the user message, the repairs of a
-        // resumed run) is what the machine starts from, not something it did. An abort stays with
-        // the run: the actors must see it even before the first transition.
-        if (r.type === 'transition') sawTransition = true;
-        if (sawTransition || r.type === 'abort.requested') {
-          open.records.push(r);
-          if (r.type === 'message.appended') open.messages.set(r.seq, next.messages.last()!);
-        } else {
-          open.before = next;
-        }
-      }
-      if (r.type === 'run.ended' && r.data.reason === INTERRUPTED_RUN_REASON)
-        owed = closingPlan(state, r.data.interrupted?.inFlight);
-      state = next;
-      if (open && r.type === 'run.ended') {
-        yield open;
-        open = null;
+    for (;;) {
+      while (this.ready === null && !this.finished) this.step();
+      const run = this.ready;
+      if (run === null) return;
+      this.ready = null;
+      yield run;
+      while (!run.closed) this.step();
+    }
+  }
+
+  /**
+   * Walks one record. It runs wherever the consumer asks for a record, even inside the machine's
+   * effects: nothing may escape from here into the chart, so any error stops the walk instead.
+   */
+  step(): void {
+    if (this.finished) return;
+    try {
+      this.walkOne();
+    } catch (error) {
+      this.failure = { error };
+      this.finish();
+    }
+  }
+
+  private walkOne(): void {
+    const next = this.source.next();
+    if (next.done) {
+      this.finish();
+      return;
+    }
+    const r = next.value;
+    this.walked++;
+    if (this.first) {
+      this.first = false;
+      this.session = r.session;
+    }
+    this.seq = this.options.history ? Math.max(this.seq + 1, r.seq) : this.seq + 1;
+    const state = this.state;
+    const open = this.open;
+    const owed = this.owed;
+    const repairing = this.repairing;
+    const problem =
+      this.envelope(r, this.seq, this.session, open) ??
+      (r.type === 'tool.finished' ? toolResultProblem(r) : null) ??
+      (r.type === 'run.started' ? this.runStart(r, state, owed) : null) ??
+      (r.type === 'run.ended' ? this.runEnd(r, state) : null) ??
+      (repairing && !this.sawTransition ? this.repair(r, repairing) : null);
+    if (problem) {
+      this.stop(problem);
+      return;
+    }
+    let after: SessionState;
+    try {
+      after = evolve(state, r);
+    } catch (e) {
+      if (!(e instanceof LogReferenceError)) throw e;
+      this.stop({ seq: r.seq, expected: null, actual: r.data, detail: e.detail });
+      return;
+    }
+    if (repairing && !this.sawTransition && r.type === 'message.appended') {
+      const p = this.repairedHistory(r, state, after.messages.last()!);
+      if (p) {
+        this.stop(p);
+        return;
       }
     }
-    if (open) yield open;
+    if (r.type === 'run.started') {
+      // No run is open here: the envelope check refuses a run that starts inside another.
+      this.open = new RunSlice(r, after, this);
+      this.sawTransition = false;
+      this.repairing = r.data.resumedFrom !== undefined ? owed : null;
+      this.owed = null;
+    } else if (open) {
+      // Everything a run logs before its first transition (the user message, the repairs of a
+      // resumed run) is what the machine starts from, not something it did. An abort stays with
+      // the run: the actors must see it even before the first transition.
+      if (r.type === 'transition' && !this.sawTransition) {
+        this.sawTransition = true;
+        // `before` is final from here on: the machine can start.
+        this.ready = open;
+      }
+      if (this.sawTransition || r.type === 'abort.requested') {
+        open.records.push(r);
+        if (r.type === 'message.appended') open.messages.set(r.seq, after.messages.last()!);
+      } else {
+        open.before = after;
+      }
+    }
+    if (r.type === 'run.ended' && r.data.reason === INTERRUPTED_RUN_REASON)
+      this.owed = closingPlan(state, r.data.interrupted?.inFlight);
+    this.state = after;
+    if (open && r.type === 'run.ended') this.close();
+  }
+
+  private stop(problem: Mismatch): void {
+    this.problem = problem;
+    this.finish();
+  }
+
+  private finish(): void {
+    this.finished = true;
+    this.close();
+  }
+
+  /** Closes the open run; one the machine never started on is handed out now. */
+  private close(): void {
+    const open = this.open;
+    if (!open) return;
+    this.open = null;
+    open.closed = true;
+    if (!this.sawTransition) this.ready = open;
   }
 
   private envelope(

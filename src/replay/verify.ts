@@ -5,11 +5,12 @@ import { TERMINAL_STATUS, type TerminalReason } from '../machines/reasons.ts';
 import type { Message } from '../model/messages.ts';
 import { type DriveOutcome, driveMachine, type TransitionFact } from '../runtime/driveMachine.ts';
 import type { LogRecord, RecordOf } from '../store/records.ts';
-import { firstBrokenSeal } from '../store/seal.ts';
+import { type BrokenSeal, brokenSeal } from '../store/seal.ts';
 import { importedFromOf, verifyImported } from './conformance.ts';
 import { ReplayDivergenceError } from './errors.ts';
 import { LogWalk, type RunSlice } from './logWalk.ts';
 import { type FactSource, recordedEffects } from './recordedEffects.ts';
+import { Window } from './window.ts';
 
 export interface Divergence {
   seq: number;
@@ -46,31 +47,86 @@ export interface VerifyOptions {
  * - the re-drive: the real chart with every effect answered from the log's facts, each transition
  *   and each appended message compared with the logged one, and each record an effect derives
  *   (requests, tool records, compactions, backoffs) re-derived and compared (recordedEffects.ts).
+ *
+ * `all` may be a lazy source (a store's synchronous reader): the records are pulled as the
+ * re-drive needs them and let go once it is past them, so a long log is never held whole. A
+ * source that throws (a malformed line) makes verify throw that error, as reading it first would.
  */
 export async function verifyReplay(
-  all: readonly LogRecord[],
+  all: Iterable<LogRecord>,
   options: VerifyOptions = {},
 ): Promise<VerifyReport> {
-  const records = options.toSeq !== undefined ? all.filter((r) => r.seq <= options.toSeq!) : all;
-  const seal = firstBrokenSeal(records);
+  const { toSeq } = options;
+  const records = new CheckedRecords(toSeq !== undefined ? upTo(all, toSeq) : all);
   // An imported session was not run by the chart: its imported runs are checked for conformance
   // instead (conformance.ts), and the runs reloop added are re-driven with those as history.
-  const report = importedFromOf(records)
-    ? await verifyImported(records, options, (rest, o) => verifyRuns(rest, o, { history: true }))
-    : await verifyRuns(records, options, { history: false });
+  const first = records.first();
+  const report =
+    first && importedFromOf([first])
+      ? await verifyImported([...records], options, (rest, o) => verifyRuns(rest, o, { history: true }))
+      : await verifyRuns(records, options, { history: false });
+  // What the re-drive did not need is still read: every record is counted and its seal checked.
+  records.drain();
+  const seal = records.broken;
   const divergence =
     seal && (report.divergence === null || seal.seq < report.divergence.seq) ? seal : report.divergence;
   return {
     ...report,
+    records: records.count,
     ok: divergence === null,
-    sealed: records.length > 0 && records.every((r) => r.h !== undefined),
+    sealed: records.count > 0 && records.allSealed,
     divergence,
   };
 }
 
+/** The records with seq ≤ `toSeq`, wherever they are (a log out of order is the walk's to report). */
+function* upTo(records: Iterable<LogRecord>, toSeq: number): Generator<LogRecord> {
+  for (const r of records) if (r.seq <= toSeq) yield r;
+}
+
+/** The records as verify reads them, each counted and its seal checked on the way (seal.ts). */
+class CheckedRecords implements Iterable<LogRecord> {
+  count = 0;
+  /** Every record so far carries a seal. */
+  allSealed = true;
+  /** The first broken seal. */
+  broken: BrokenSeal | null = null;
+  private previous: string | undefined;
+  private readonly source: Iterator<LogRecord>;
+  private peeked: IteratorResult<LogRecord> | null = null;
+
+  constructor(records: Iterable<LogRecord>) {
+    this.source = records[Symbol.iterator]();
+  }
+
+  first(): LogRecord | undefined {
+    this.peeked ??= this.source.next();
+    return this.peeked.done ? undefined : this.peeked.value;
+  }
+
+  /** The records not read yet (each iteration goes on where the last one stopped). */
+  *[Symbol.iterator](): Generator<LogRecord> {
+    for (;;) {
+      const next = this.peeked ?? this.source.next();
+      this.peeked = null;
+      if (next.done) return;
+      const r = next.value;
+      this.count++;
+      if (r.h === undefined) this.allSealed = false;
+      this.broken ??= brokenSeal(this.previous, r);
+      this.previous = r.h;
+      yield r;
+    }
+  }
+
+  drain(): void {
+    for (const _ of this);
+  }
+}
+
 /** The walk and the re-drive of every run; `history`: records outside runs fold as history (imported runs). */
 async function verifyRuns(
-  records: readonly LogRecord[],
+  records: Iterable<LogRecord>,
   options: VerifyOptions,
   { history }: { history: boolean },
 ): Promise<ReplayReport> {
@@ -89,15 +145,106 @@ async function verifyRuns(
     const { seq, expected, actual, detail } = e;
     found.push({ seq, expected, actual, detail });
   }
+  // The source failed (a malformed line): that is the answer, whatever the runs before it did.
+  if (walk.failure) throw walk.failure.error;
   if (walk.problem) found.push(walk.problem);
   const first = found.reduce<Divergence | null>((a, d) => (a === null || d.seq < a.seq ? d : a), null);
   return {
     ok: first === null,
-    records: records.length,
+    records: walk.walked,
     transitions: count.transitions,
     runs,
     divergence: first,
   };
+}
+
+/**
+ * A run's records as the re-drive asks for them: its transitions, its messages, its end and its
+ * first abort, found by reading the run only as far as the question needs.
+ */
+class RunFacts {
+  /** Records of the run looked at so far. */
+  private scanned = 0;
+  private readonly transitions = new Window<{ at: number; record: RecordOf<'transition'> }>();
+  private readonly messages = new Window<RecordOf<'message.appended'>>();
+  private endRecord: RecordOf<'run.ended'> | undefined;
+  private firstAbort = -1;
+
+  constructor(private readonly run: RunSlice) {}
+
+  private scan(): boolean {
+    const records = this.run.records;
+    if (this.scanned === records.length && !this.run.more()) return false;
+    const at = this.scanned++;
+    const r = records.at(at)!;
+    if (r.type === 'transition') this.transitions.push({ at, record: r });
+    else if (r.type === 'message.appended') this.messages.push(r);
+    else if (r.type === 'run.ended') this.endRecord ??= r;
+    else if (r.type === 'abort.requested' && this.firstAbort < 0) this.firstAbort = at;
+    return true;
+  }
+
+  /** The run's `k`-th logged transition (from 0), if it has one. */
+  transition(k: number): RecordOf<'transition'> | undefined {
+    while (this.transitions.length <= k && this.scan());
+    return this.transitions.at(k)?.record;
+  }
+
+  /** The run's `j`-th `message.appended` (from 0), if it has one. */
+  message(j: number): RecordOf<'message.appended'> | undefined {
+    while (this.messages.length <= j && this.scan());
+    return this.messages.at(j);
+  }
+
+  /** Its messages from the `j`-th on (the whole run is read). */
+  messagesFrom(j: number): RecordOf<'message.appended'>[] {
+    this.readAll();
+    return this.messages.range(j, this.messages.length);
+  }
+
+  transitionCount(): number {
+    this.readAll();
+    return this.transitions.length;
+  }
+
+  /** Its `run.ended` (the whole run is read). */
+  end(): RecordOf<'run.ended'> | undefined {
+    this.readAll();
+    return this.endRecord;
+  }
+
+  /** Where the slice for the actor started after `index` transitions ends: at transition `index`, or at the run's end. */
+  private sliceEnd(index: number): number {
+    this.transition(index);
+    return index < this.transitions.length ? this.transitions.at(index)!.at : this.run.records.length;
+  }
+
+  /**
+   * The records between transition `index − 1` and transition `index`. The re-drive asks for
+   * slices in order (`index` is the transitions taken so far), so what lies before is let go.
+   */
+  slice(index: number): LogRecord[] | null {
+    const to = this.sliceEnd(index);
+    if (index > this.transitions.length) return null;
+    const from = index === 0 ? 0 : this.transitions.at(index - 1)!.at + 1;
+    this.run.records.release(from);
+    this.transitions.release(index - 1);
+    return this.run.records.range(from, to);
+  }
+
+  abortedBy(index: number): boolean {
+    const to = this.sliceEnd(index);
+    return this.firstAbort >= 0 && this.firstAbort < to;
+  }
+
+  /** Messages before the `j`-th are compared: let them go. */
+  releaseMessages(j: number): void {
+    this.messages.release(j);
+  }
+
+  private readAll(): void {
+    while (this.scan());
+  }
 }
 
 /** Re-drives one run; every transition that matches the log is counted in `count`, even when a later one diverges. */
@@ -106,19 +253,12 @@ async function verifyRun(
   run: RunSlice,
   count: { transitions: number },
 ): Promise<void> {
-  const logged = run.records;
-  const transitionIdx: number[] = [];
-  const expectedMessages: RecordOf<'message.appended'>[] = [];
-  let endRecord: RecordOf<'run.ended'> | undefined;
-  let firstAbort = -1;
-  logged.forEach((r, i) => {
-    if (r.type === 'transition') transitionIdx.push(i);
-    else if (r.type === 'message.appended') expectedMessages.push(r);
-    else if (r.type === 'run.ended') endRecord ??= r;
-    else if (r.type === 'abort.requested' && firstAbort < 0) firstAbort = i;
-  });
-  const expectedTransitions = transitionIdx.map((i) => logged[i] as RecordOf<'transition'>);
-  const ended = endRecord !== undefined && endRecord.data.reason !== 'interrupted';
+  const facts = new RunFacts(run);
+  /** The run ended, and not by being interrupted: the machine must then have done all it logged. */
+  const ended = () => {
+    const end = facts.end();
+    return end !== undefined && end.data.reason !== 'interrupted';
+  };
   let taken = 0;
   let messageIdx = 0;
   let stopped: (() => void) | null = null;
@@ -133,27 +273,18 @@ async function verifyRun(
     get taken() {
       return taken;
     },
-    slice(index) {
-      if (index > transitionIdx.length) return null;
-      const from = index === 0 ? 0 : transitionIdx[index - 1]! + 1;
-      const to = index < transitionIdx.length ? transitionIdx[index]! : logged.length;
-      return logged.slice(from, to);
-    },
-    abortedBy(index) {
-      if (firstAbort < 0) return false;
-      const to = index < transitionIdx.length ? transitionIdx[index]! : logged.length;
-      return firstAbort < to;
-    },
+    slice: (index) => facts.slice(index),
+    abortedBy: (index) => facts.abortedBy(index),
     endOfLog() {
-      if (!ended) {
+      if (!ended()) {
         stopped?.();
         return;
       }
       // The run ended, yet no fact answers this invocation: the code asks for an effect the
       // recorded run never made. Report it rather than wait for a fact that will not come.
-      const exp = expectedTransitions[taken];
+      const exp = facts.transition(taken);
       diverge(
-        exp?.seq ?? endRecord?.seq ?? run.start.seq,
+        exp?.seq ?? facts.end()?.seq ?? run.start.seq,
         exp?.data ?? null,
         null,
         'the replayed machine waits for an effect the log has no record of',
@@ -165,14 +296,14 @@ async function verifyRun(
   const observer = {
     onTransition(t: TransitionFact) {
       if (failure) return;
-      const exp = expectedTransitions[taken];
+      const exp = facts.transition(taken);
       if (!exp) {
-        if (!ended) {
+        if (!ended()) {
           stopped?.();
           return;
         }
         diverge(
-          endRecord?.seq ?? run.start.seq,
+          facts.end()?.seq ?? run.start.seq,
           null,
           t,
           `the machine took ${t.from} → ${t.to} (${t.reason}), the log has no more transitions`,
@@ -194,11 +325,11 @@ async function verifyRun(
     },
     onMessage(e: MessageEmitted) {
       if (failure) return;
-      const exp = expectedMessages[messageIdx];
+      const exp = facts.message(messageIdx);
       if (!exp) {
-        if (ended)
+        if (ended())
           diverge(
-            endRecord?.seq ?? run.start.seq,
+            facts.end()?.seq ?? run.start.seq,
             null,
             e,
             'the machine appended a message the log does not have',
@@ -215,7 +346,9 @@ async function verifyRun(
         );
         return;
       }
+      run.messages.delete(exp.seq);
       messageIdx++;
+      facts.releaseMessages(messageIdx);
     },
   };
 
@@ -230,8 +363,8 @@ async function verifyRun(
   });
   const outcome = await Promise.race([driveMachine(provided, input, observer), stop]);
   if (failure) throw failure;
-  if (outcome !== 'stopped' && ended && taken < expectedTransitions.length) {
-    const exp = expectedTransitions[taken]!;
+  if (outcome !== 'stopped' && ended() && taken < facts.transitionCount()) {
+    const exp = facts.transition(taken)!;
     throw new ReplayDivergenceError(
       exp.seq,
       exp.data,
@@ -239,7 +372,7 @@ async function verifyRun(
       `the machine stopped (${outcome.final}); the log has ${exp.data.from} → ${exp.data.to} (${exp.data.reason})`,
     );
   }
-  if (outcome !== 'stopped' && ended) checkEnd(outcome, expectedMessages.slice(messageIdx), endRecord);
+  if (outcome !== 'stopped' && ended()) checkEnd(outcome, facts.messagesFrom(messageIdx), facts.end());
 }
 
 /**

@@ -1,4 +1,4 @@
-import { fstatSync, writeSync } from 'node:fs';
+import { fstatSync, statSync, writeSync } from 'node:fs';
 import { type FileHandle, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Catalog, type StreamStamp } from './catalog.ts';
@@ -6,7 +6,13 @@ import { updateCatalogRow } from './catalogRow.ts';
 import { catalogSorted } from './catalogSort.ts';
 import { ConcurrencyError, InvalidRecordError, SessionNotFoundError } from './errors.ts';
 import { followStreamFile } from './fileFollow.ts';
-import { readRecords, type StoreWarning, type WarningHandler } from './fileStream.ts';
+import {
+  type ReadRecordsOptions,
+  readRecords,
+  readRecordsSync,
+  type StoreWarning,
+  type WarningHandler,
+} from './fileStream.ts';
 import type { LogRecord } from './records.ts';
 import { sealRecords } from './seal.ts';
 import { acquireSessionLock, lockHolder, type SessionLock } from './sessionLock.ts';
@@ -60,6 +66,10 @@ async function stampOf(file: string): Promise<StreamStamp | undefined> {
 
 async function sizeOf(file: string): Promise<number | undefined> {
   return (await stampOf(file))?.size;
+}
+
+function sizeOfSync(file: string): number | undefined {
+  return statSync(file, { throwIfNoEntry: false })?.size;
 }
 
 function stampOfFd(fd: number): StreamStamp {
@@ -182,10 +192,26 @@ export class FileEventStore implements EventStore {
     this.assertOpen();
     const file = this.streamPath(session);
     if (!SESSION_ID.test(session) || !(await sizeOf(file))) throw new SessionNotFoundError(session);
+    const options = this.readOptions(session, file, range);
+    if (!options) return;
+    for await (const batch of readRecords(options)) yield* batch.records;
+  }
+
+  /** See EventStore.readSync: the same records, checks and errors as `read`. */
+  *readSync(session: string, range: ReadRange = {}): Iterable<LogRecord> {
+    this.assertOpen();
+    const file = this.streamPath(session);
+    if (!SESSION_ID.test(session) || !sizeOfSync(file)) throw new SessionNotFoundError(session);
+    const options = this.readOptions(session, file, range);
+    if (options) yield* readRecordsSync(options);
+  }
+
+  /** How to read a stream over `range` (null: the range is empty). */
+  private readOptions(session: string, file: string, range: ReadRange): ReadRecordsOptions | null {
     const fromSeq = Math.max(1, range.fromSeq ?? 1);
     const toSeq = range.toSeq ?? Number.POSITIVE_INFINITY;
-    if (fromSeq > toSeq) return;
-    const records = readRecords({
+    if (fromSeq > toSeq) return null;
+    return {
       session,
       file,
       end: this.writers.get(session)?.size,
@@ -199,8 +225,7 @@ export class FileEventStore implements EventStore {
           line: t.line,
           message: `${file} line ${t.line}: torn last line (${t.detail}); ignored — a crash mid-write, or a write in progress`,
         }),
-    });
-    for await (const batch of records) yield* batch.records;
+    };
   }
 
   /** See EventStore.follow: the stream file is watched (fs.watch on its directory), never polled. */

@@ -1,3 +1,4 @@
+import { closeSync, openSync, readSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { InvalidRecordError } from './errors.ts';
 import type { LogRecord } from './records.ts';
@@ -29,47 +30,92 @@ interface Line {
 }
 
 /**
- * The lines of a file between two offsets, a chunk at a time. Splitting on the raw newline byte is safe
- * in UTF-8 (no multi-byte sequence contains 0x0a) and keeps memory bounded by the chunk, not the file.
- * A line longer than a chunk is kept as a list of its pieces and joined once at its newline, so reading
- * it costs time linear in its length (joining on every chunk made a 100 MB line quadratic).
+ * Cuts a file read a chunk at a time into lines. Splitting on the raw newline byte is safe in UTF-8
+ * (no multi-byte sequence contains 0x0a) and keeps memory bounded by the chunk, not the file. A line
+ * longer than a chunk is kept as a list of its pieces and joined once at its newline, so reading it
+ * costs time linear in its length (joining on every chunk made a 100 MB line quadratic).
  */
+class LineSplitter {
+  private readonly carry: Buffer[] = [];
+
+  /** The lines `chunk` (read at offset `pos`) completes; its tail after the last newline is kept. */
+  *lines(chunk: Buffer, pos: number): Generator<Line> {
+    const { carry } = this;
+    let from = 0;
+    for (let nl = chunk.indexOf(NL); nl !== -1; nl = chunk.indexOf(NL, from)) {
+      let text: string;
+      if (carry.length > 0) {
+        carry.push(chunk.subarray(from, nl));
+        text = Buffer.concat(carry).toString('utf8');
+        carry.length = 0;
+      } else {
+        text = chunk.toString('utf8', from, nl);
+      }
+      from = nl + 1;
+      yield { text, end: pos + from, terminated: true };
+    }
+    if (from < chunk.length) carry.push(chunk.subarray(from));
+  }
+
+  /**
+   * A piece of the last chunk is kept for the line it starts: the next chunk must be read into a
+   * fresh buffer.
+   */
+  get carrying(): boolean {
+    return this.carry.length > 0;
+  }
+
+  /** What is left at the end of the file: a last line without its newline. */
+  rest(pos: number): Line | null {
+    return this.carry.length > 0
+      ? { text: Buffer.concat(this.carry).toString('utf8'), end: pos, terminated: false }
+      : null;
+  }
+}
+
+/** The lines of a file between two offsets, a chunk at a time. */
 async function* readLines(file: string, start: number, end: number): AsyncGenerator<Line[]> {
   const fh = await open(file, 'r');
   try {
+    const split = new LineSplitter();
     let buf = Buffer.allocUnsafe(CHUNK);
-    const carry: Buffer[] = [];
     let pos = start;
     while (pos < end) {
       const { bytesRead } = await fh.read(buf, 0, Math.min(CHUNK, end - pos), pos);
       if (bytesRead === 0) break;
-      const chunk = buf.subarray(0, bytesRead);
-      const lines: Line[] = [];
-      let from = 0;
-      for (let nl = chunk.indexOf(NL); nl !== -1; nl = chunk.indexOf(NL, from)) {
-        let text: string;
-        if (carry.length > 0) {
-          carry.push(chunk.subarray(from, nl));
-          text = Buffer.concat(carry).toString('utf8');
-          carry.length = 0;
-        } else {
-          text = chunk.toString('utf8', from, nl);
-        }
-        lines.push({ text, end: pos + nl + 1, terminated: true });
-        from = nl + 1;
-      }
-      if (from < bytesRead) {
-        // The piece stays referenced until its line ends: read the next chunk into a fresh buffer.
-        carry.push(chunk.subarray(from));
-        buf = Buffer.allocUnsafe(CHUNK);
-      }
+      const lines = [...split.lines(buf.subarray(0, bytesRead), pos)];
+      if (split.carrying) buf = Buffer.allocUnsafe(CHUNK);
       pos += bytesRead;
       if (lines.length > 0) yield lines;
     }
-    if (carry.length > 0)
-      yield [{ text: Buffer.concat(carry).toString('utf8'), end: pos, terminated: false }];
+    const rest = split.rest(pos);
+    if (rest) yield [rest];
   } finally {
     await fh.close();
+  }
+}
+
+/**
+ * readLines, synchronously and a line at a time: each line's text is made only when it is asked
+ * for, so a reader that pulls records one by one (verify) holds one line, not a chunk's worth.
+ */
+function* readLinesSync(file: string, start: number, end: number): Generator<Line> {
+  const fd = openSync(file, 'r');
+  try {
+    const split = new LineSplitter();
+    let buf = Buffer.allocUnsafe(CHUNK);
+    let pos = start;
+    while (pos < end) {
+      const bytesRead = readSync(fd, buf, 0, Math.min(CHUNK, end - pos), pos);
+      if (bytesRead === 0) break;
+      yield* split.lines(buf.subarray(0, bytesRead), pos);
+      if (split.carrying) buf = Buffer.allocUnsafe(CHUNK);
+      pos += bytesRead;
+    }
+    const rest = split.rest(pos);
+    if (rest) yield rest;
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -105,41 +151,72 @@ export interface ReadRecordsOptions {
 export async function* readRecords(
   opts: ReadRecordsOptions,
 ): AsyncGenerator<{ records: LogRecord[]; end: number }> {
-  const { session, file } = opts;
-  const fromSeq = opts.fromSeq ?? 1;
-  const toSeq = opts.toSeq ?? Number.POSITIVE_INFINITY;
-  let line = (opts.firstLine ?? 1) - 1;
-  let offset = opts.start ?? 0;
-  for await (const lines of readLines(file, offset, opts.end ?? Number.POSITIVE_INFINITY)) {
+  const reader = new RecordReader(opts);
+  for await (const lines of readLines(opts.file, reader.offset, opts.end ?? Number.POSITIVE_INFINITY)) {
     const records: LogRecord[] = [];
-    let end = offset;
-    let error: unknown;
-    let done = false;
+    let end = reader.offset;
+    let error: { thrown: unknown } | undefined;
     try {
       for (const l of lines) {
-        line++;
-        const lineStart = offset;
-        offset = l.end;
-        if (!l.terminated) {
-          opts.onTornTail({ line, offset: lineStart, detail: 'no trailing newline' });
-          continue;
-        }
-        if (line >= fromSeq) {
-          const record = parseLine(l, line, file, session);
-          records.push(record);
-          end = l.end;
-          if (record.seq >= toSeq) {
-            done = true;
-            break;
-          }
-        }
+        const record = reader.record(l);
+        if (record === undefined) continue;
+        records.push(record);
+        end = l.end;
+        if (reader.done) break;
       }
-    } catch (e) {
-      error = e;
+    } catch (thrown) {
+      error = { thrown };
     }
     if (records.length > 0) yield { records, end };
-    if (error) throw error;
-    if (done) return;
+    if (error) throw error.thrown;
+    if (reader.done) return;
+  }
+}
+
+/**
+ * readRecords, synchronously and a record at a time: what verify pulls as its re-drive goes
+ * (src/replay/verify.ts), so that a long log is never held whole. The same checks and errors.
+ */
+export function* readRecordsSync(opts: ReadRecordsOptions): Generator<LogRecord> {
+  const reader = new RecordReader(opts);
+  for (const l of readLinesSync(opts.file, reader.offset, opts.end ?? Number.POSITIVE_INFINITY)) {
+    const record = reader.record(l);
+    if (record === undefined) continue;
+    yield record;
+    if (reader.done) return;
+  }
+}
+
+/** Lines to records, for both readers: where the stream is, and what it may hold. */
+class RecordReader {
+  private line: number;
+  /** File offset of the next line. */
+  offset: number;
+  /** `toSeq` is reached: nothing more to read. */
+  done = false;
+  private readonly fromSeq: number;
+  private readonly toSeq: number;
+
+  constructor(private readonly opts: ReadRecordsOptions) {
+    this.line = (opts.firstLine ?? 1) - 1;
+    this.offset = opts.start ?? 0;
+    this.fromSeq = opts.fromSeq ?? 1;
+    this.toSeq = opts.toSeq ?? Number.POSITIVE_INFINITY;
+  }
+
+  /** The record on the next line (undefined: torn, reported, or before `fromSeq`); a bad one throws. */
+  record(l: Line): LogRecord | undefined {
+    const line = ++this.line;
+    const lineStart = this.offset;
+    this.offset = l.end;
+    if (!l.terminated) {
+      this.opts.onTornTail({ line, offset: lineStart, detail: 'no trailing newline' });
+      return undefined;
+    }
+    if (line < this.fromSeq) return undefined;
+    const record = parseLine(l, line, this.opts.file, this.opts.session);
+    if (record.seq >= this.toSeq) this.done = true;
+    return record;
   }
 }
 

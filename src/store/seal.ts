@@ -101,28 +101,32 @@ export interface BrokenSeal {
 export function firstBrokenSeal(records: readonly LogRecord[]): BrokenSeal | null {
   let previous: string | undefined;
   for (const r of records) {
-    if (r.v >= 2 || r.h !== undefined) {
-      if (r.h === undefined) {
-        return {
-          seq: r.seq,
-          expected: null,
-          actual: null,
-          detail: `seq ${r.seq} is a v${r.v} record without its seal`,
-        };
-      }
-      const expected = sealOf(previous, canonicalJson(r));
-      if (expected !== r.h) {
-        return {
-          seq: r.seq,
-          expected,
-          actual: r.h,
-          detail: `seq ${r.seq} (${r.type}) is not what was written: its seal does not match its content and the records before it`,
-        };
-      }
-    }
+    const broken = brokenSeal(previous, r);
+    if (broken) return broken;
     previous = r.h;
   }
   return null;
+}
+
+/** Whether `r`'s seal is broken, `previous` being the seal of the record before it (for a reader that holds one record at a time). */
+export function brokenSeal(previous: string | undefined, r: LogRecord): BrokenSeal | null {
+  if (r.v < 2 && r.h === undefined) return null;
+  if (r.h === undefined) {
+    return {
+      seq: r.seq,
+      expected: null,
+      actual: null,
+      detail: `seq ${r.seq} is a v${r.v} record without its seal`,
+    };
+  }
+  const expected = sealOf(previous, canonicalJson(r));
+  if (expected === r.h) return null;
+  return {
+    seq: r.seq,
+    expected,
+    actual: r.h,
+    detail: `seq ${r.seq} (${r.type}) is not what was written: its seal does not match its content and the records before it`,
+  };
 }
 
 /**

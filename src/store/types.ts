@@ -57,6 +57,12 @@ export interface SessionJob {
 export interface EventStore {
   append(session: string, records: readonly LogRecord[], options: AppendOptions): Promise<void>;
   read(session: string, range?: ReadRange): AsyncIterable<LogRecord>;
+  /**
+   * `read`, synchronously: the same records, checks and errors, pulled one at a time (verify pulls
+   * them as its re-drive needs them, so a long log is never held whole). Optional: a store whose
+   * reads must wait (PostgreSQL) leaves it out, and callers read with `read`.
+   */
+  readSync?(session: string, range?: ReadRange): Iterable<LogRecord>;
   list(): Promise<SessionInfo[]>;
   /** Last seq of a session (0 when it has no records); throws SessionNotFoundError when unknown. */
   lastSeq(session: string): Promise<number>;

@@ -224,6 +224,37 @@ describe('FileEventStore on disk', () => {
     await store.close();
   });
 
+  it('readSync reads what read reads: ranges, the good records before garbage, then the same located error', async () => {
+    const dir = await tempDir();
+    const rs = records('s1', 6);
+    const lines = rs.map(line);
+    const { store } = await fixture(await tempDir());
+    await store.append('s1', rs, { expectedSeq: 0 });
+    for (const range of [{}, { fromSeq: 2, toSeq: 4 }, { toSeq: 1 }, { fromSeq: 5 }]) {
+      expect([...store.readSync('s1', range)], JSON.stringify(range)).toEqual(
+        await collect(store.read('s1', range)),
+      );
+    }
+    expect(() => [...store.readSync('nope')]).toThrow(SessionNotFoundError);
+    await store.close();
+
+    lines[2] = '\u0000\u00ff{garbage\n';
+    const file = await writeStream(dir, 's1', lines);
+    const { store: bad } = await fixture(dir);
+    const seen: number[] = [];
+    const err = (() => {
+      try {
+        for (const r of bad.readSync('s1')) seen.push(r.seq);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(InvalidRecordError);
+    expect(err).toMatchObject({ where: { file, line: 3 } });
+    expect(seen).toEqual([1, 2]);
+    await bad.close();
+  });
+
   it('throws on a seq gap in the file, naming the line and the seq', async () => {
     const dir = await tempDir();
     const rs = records('s1', 4);

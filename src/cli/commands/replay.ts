@@ -56,7 +56,11 @@ export function registerReplay(program: Command): void {
             import('../../replay/loadSession.ts'),
             import('../../replay/verify.ts'),
           ]);
-          const records = await loadRecords(store, session, toSeq);
+          // A store that reads synchronously (the file store) is read as the re-drive goes, never
+          // held whole: for a long log, keeping every record costs more in GC than verifying it.
+          const records = store.readSync
+            ? store.readSync(session, toSeq !== undefined ? { toSeq } : {})
+            : await loadRecords(store, session, toSeq);
           const report = await verifyReplay(records, { toSeq });
           const { ok, transitions, divergence } = report;
           if (opts.json)
