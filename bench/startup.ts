@@ -1,9 +1,10 @@
 /**
  * How long a `reloop` command takes from the shell: each command spawned ≥ 10 times (the
  * compiled CLI, `bin/reloop.js`, as an installed user runs it) beside `node -e 0` in the same
- * run, medians and ratios. Targets (docs/BENCHMARKS.md §4): `--help` / `--version` ≤ 2× node;
+ * run, medians and ratios. Targets (docs/BENCHMARKS.md §8): `--help` / `--version` ≤ 2× node;
  * `sessions` on 1 000 sessions ≤ 4×; `replay <id> --verify` on 100 000 records ≥ 100 000
- * records/s, whole command included.
+ * records/s, whole command included. BENCH_BASELINE_BIN=<another build>/bin/reloop.js times that
+ * build's verify alternately with this one (before/after in the same run).
  *   npm run build && npm run bench:build && node node_modules/.cache/reloop-bench/bench/startup.js
  */
 import { spawnSync } from 'node:child_process';
@@ -119,8 +120,15 @@ export async function benchStartup(
     }));
 
     const verifyArgs = [BIN, 'replay', 's_big', '--verify', '--store', bigStore];
+    // BENCH_BASELINE_BIN: another build's bin/reloop.js (say, main's, built in a copy of the tree),
+    // timed on the same log alternately with this one: a before/after the host's drift cannot skew.
+    const baselineBin = process.env.BENCH_BASELINE_BIN;
     const verifyTimes: number[] = [];
-    for (let i = 0; i < runs; i++) verifyTimes.push(timeOnce(verifyArgs));
+    const baselineTimes: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      verifyTimes.push(timeOnce(verifyArgs));
+      if (baselineBin) baselineTimes.push(timeOnce([baselineBin, ...verifyArgs.slice(1)]));
+    }
     const verifyMs = median(verifyTimes);
     console.log('| command | median ms | × node -e 0 | target |');
     console.log('|---|---|---|---|');
@@ -134,6 +142,12 @@ export async function benchStartup(
         `| ${r.name} | ${r.medianMs.toFixed(1)} | ${r.ratio.toFixed(2)}× | ${targets[r.name] ?? ''} |`,
       );
     const rate = (big.length / verifyMs) * 1000;
+    if (baselineBin) {
+      const ms = median(baselineTimes);
+      console.log(
+        `| ${baselineBin} replay <id> --verify (${big.length.toLocaleString('en-US')} records, baseline) | ${ms.toFixed(0)} | ${(ms / base).toFixed(1)}× | ${Math.round((big.length / ms) * 1000).toLocaleString('en-US')} records/s |`,
+      );
+    }
     console.log(
       `| reloop replay <id> --verify (${big.length.toLocaleString('en-US')} records) | ${verifyMs.toFixed(0)} | ${(verifyMs / base).toFixed(1)}× | ≥ 100 000 records/s: ${Math.round(rate).toLocaleString('en-US')} records/s |`,
     );
