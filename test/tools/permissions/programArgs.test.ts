@@ -4,7 +4,7 @@ import {
   createPermissionPolicy,
   type PermissionPolicyOptions,
 } from '../../../src/tools/permissions/index.ts';
-import { sedScriptRisk } from '../../../src/tools/permissions/programArgs.ts';
+import { sedScriptRisk } from '../../../src/tools/permissions/sedScript.ts';
 import type { PermissionResult } from '../../../src/tools/types.ts';
 
 /**
