@@ -28,6 +28,7 @@ import {
   textReply,
   toolUseReply,
 } from '../support/messagesServer.ts';
+import { readLog } from '../support/readLog.ts';
 
 const KEY = 'sk-ant-test-LOOPBACK-KEY-0123456789';
 const MODEL = 'claude-sonnet-4-6';
@@ -69,11 +70,7 @@ async function liveSession(extra: Partial<SessionOptions> & { apiKey?: string } 
     settings: { model: MODEL },
     ...options,
   });
-  const records = async (): Promise<LogRecord[]> => {
-    const out: LogRecord[] = [];
-    for await (const r of store.read(session.id)) out.push(r);
-    return out;
-  };
+  const records = (): Promise<LogRecord[]> => readLog(store, session.id);
   const reasons = async () =>
     (await records())
       .filter((r) => r.type === 'transition')

@@ -1,0 +1,9 @@
+import type { LogRecord } from '../../src/store/records.ts';
+import type { EventStore } from '../../src/store/types.ts';
+
+/** Every record of one session's log, in order. */
+export async function readLog(store: Pick<EventStore, 'read'>, id: string): Promise<LogRecord[]> {
+  const out: LogRecord[] = [];
+  for await (const r of store.read(id)) out.push(r);
+  return out;
+}
