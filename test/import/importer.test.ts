@@ -13,7 +13,7 @@ import { openFileStore } from '../../src/store/fileStore.ts';
 import { MemoryEventStore } from '../../src/store/memoryStore.ts';
 import type { EventStore } from '../../src/store/types.ts';
 import { Transcript, text } from '../support/claudeCodeTranscript.ts';
-import { readLog } from '../support/readLog.ts';
+import { readLog } from '../support/logRecords.ts';
 import { AGENT, FIXTURES, PROJECT, SID, subagentFile, transcriptFile } from './support/fixtures.ts';
 
 async function created(store: EventStore, id: string) {

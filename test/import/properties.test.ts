@@ -9,7 +9,7 @@ import { type LogRecord, CURRENT_SCHEMA_VERSION as V } from '../../src/store/rec
 import { emptySessionState } from '../../src/store/sessionState.ts';
 import { chartOf, transitionKey } from '../../src/viz/edgeCatalog.ts';
 import { type Block, Transcript, text, toolUse } from '../support/claudeCodeTranscript.ts';
-import { readLog } from '../support/readLog.ts';
+import { readLog } from '../support/logRecords.ts';
 import { FIXTURES, SID, transcriptFile } from './support/fixtures.ts';
 import { mapLines } from './support/map.ts';
 

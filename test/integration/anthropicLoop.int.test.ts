@@ -28,7 +28,7 @@ import {
   textReply,
   toolUseReply,
 } from '../support/messagesServer.ts';
-import { readLog } from '../support/readLog.ts';
+import { readLog } from '../support/logRecords.ts';
 
 const KEY = 'sk-ant-test-LOOPBACK-KEY-0123456789';
 const MODEL = 'claude-sonnet-4-6';

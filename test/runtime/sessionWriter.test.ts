@@ -4,7 +4,7 @@ import { MemoryEventStore } from '../../src/store/memoryStore.ts';
 import type { DraftRecord } from '../../src/store/records.ts';
 import { emptySessionState } from '../../src/store/sessionState.ts';
 import type { EventStore } from '../../src/store/types.ts';
-import { readLog } from '../support/readLog.ts';
+import { readLog } from '../support/logRecords.ts';
 
 const abort = (reason: string): DraftRecord => ({
   type: 'abort.requested',

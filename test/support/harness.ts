@@ -9,7 +9,7 @@ import { MemoryEventStore } from '../../src/store/memoryStore.ts';
 import type { LogRecord } from '../../src/store/records.ts';
 import type { EventStore } from '../../src/store/types.ts';
 import type { AnyTool, Tool } from '../../src/tools/types.ts';
-import { readLog } from './readLog.ts';
+import { readLog } from './logRecords.ts';
 
 /** A session on a scripted model, a virtual clock and a memory store: no real time, no network. */
 export async function scriptedSession(

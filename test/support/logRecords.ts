@@ -1,4 +1,4 @@
-import type { LogRecord } from '../../src/store/records.ts';
+import type { LogRecord, RecordOf } from '../../src/store/records.ts';
 import type { EventStore } from '../../src/store/types.ts';
 
 /** Every record of one session's log, in order. */
@@ -6,4 +6,12 @@ export async function readLog(store: Pick<EventStore, 'read'>, id: string): Prom
   const out: LogRecord[] = [];
   for await (const r of store.read(id)) out.push(r);
   return out;
+}
+
+/** The records of one type, typed as such. */
+export function recordsOf<T extends LogRecord['type']>(
+  records: readonly LogRecord[],
+  type: T,
+): RecordOf<T>[] {
+  return records.filter((r): r is RecordOf<T> => r.type === type);
 }
