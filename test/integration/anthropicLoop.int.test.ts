@@ -20,6 +20,7 @@ import { MemoryEventStore } from '../../src/store/memoryStore.ts';
 import type { LogRecord, RecordOf } from '../../src/store/records.ts';
 import { builtinTools } from '../../src/tools/builtin/index.ts';
 import { echoTool, fixedStopHook } from '../support/harness.ts';
+import { readLog } from '../support/logRecords.ts';
 import {
   httpError,
   type MessagesServer,
@@ -28,7 +29,6 @@ import {
   textReply,
   toolUseReply,
 } from '../support/messagesServer.ts';
-import { readLog } from '../support/logRecords.ts';
 
 const KEY = 'sk-ant-test-LOOPBACK-KEY-0123456789';
 const MODEL = 'claude-sonnet-4-6';

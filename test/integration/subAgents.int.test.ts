@@ -17,6 +17,7 @@ import { Session, type SessionOptions } from '../../src/runtime/session.ts';
 import { MemoryEventStore } from '../../src/store/memoryStore.ts';
 import { meetingTool, recordsOf, untilAbortedTool } from '../runtime/children/support.ts';
 import { echoTool } from '../support/harness.ts';
+import { readLog } from '../support/logRecords.ts';
 import {
   httpError,
   type MessagesServer,
@@ -25,7 +26,6 @@ import {
   startMessagesServer,
   textReply,
 } from '../support/messagesServer.ts';
-import { readLog } from '../support/logRecords.ts';
 
 const KEY = 'sk-ant-test-LOOPBACK-KEY-0123456789';
 const MODEL = 'claude-sonnet-4-6';
