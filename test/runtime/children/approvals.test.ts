@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { AgentCatalog } from '../../../src/agents/index.ts';
+import { verifyReplay } from '../../../src/replay/verify.ts';
 import { verifyTree } from '../../../src/replay/verifyTree.ts';
 import {
   decideApproval,
@@ -15,6 +16,7 @@ import {
 } from '../../../src/runtime/approvals.ts';
 import { counterIds, seededRandom, VirtualClock } from '../../../src/runtime/determinism.ts';
 import { Session } from '../../../src/runtime/session.ts';
+import { resealed } from '../../../src/store/seal.ts';
 import { echoTool } from '../../support/harness.ts';
 import { askForGuarded, counted } from '../reasons/reasonSpec.ts';
 import { parentSession, reasonsOf, recordsOf, taskTurn } from './support.ts';
@@ -157,5 +159,20 @@ describe('a sub-agent parked on an approval parks its parent', () => {
       { toolUseId: 'g1', outcome: 'denied', result: { isError: true } },
     ]);
     expect((await verifyTree(h.store, h.session.id)).divergence).toBeNull();
+  });
+
+  it('verify checks the child a parked Task call names: another one is a divergence at that record', async () => {
+    const { h, b } = await parkedTree();
+    const log = await h.records();
+    const at = log.findIndex((r) => r.type === 'approval.requested');
+    const edited = structuredClone(log);
+    const rec = edited[at]!;
+    if (rec.type === 'approval.requested') rec.data.child = b;
+    const report = await verifyReplay(resealed(edited));
+    expect(report.divergence).toMatchObject({
+      seq: log[at]!.seq,
+      detail: 'a call parked on a sub-agent it did not start',
+    });
+    expect((await verifyReplay(log)).divergence).toBeNull();
   });
 });
