@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { AgentCatalog } from '../../../src/agents/index.ts';
+import { loadRecords } from '../../../src/replay/loadSession.ts';
 import { verifyReplay } from '../../../src/replay/verify.ts';
 import { verifyTree } from '../../../src/replay/verifyTree.ts';
 import {
@@ -16,7 +17,9 @@ import {
 } from '../../../src/runtime/approvals.ts';
 import { counterIds, seededRandom, VirtualClock } from '../../../src/runtime/determinism.ts';
 import { Session } from '../../../src/runtime/session.ts';
+import { MemoryEventStore } from '../../../src/store/memoryStore.ts';
 import { resealed } from '../../../src/store/seal.ts';
+import type { EventStore } from '../../../src/store/types.ts';
 import { echoTool } from '../../support/harness.ts';
 import { askForGuarded, counted } from '../reasons/reasonSpec.ts';
 import { parentSession, reasonsOf, recordsOf, taskTurn } from './support.ts';
@@ -53,7 +56,7 @@ const script = {
   },
 };
 
-async function parkedTree() {
+async function parkedTree(opts: { store?: EventStore } = {}) {
   const { calls, tool } = counted();
   const shared = {
     clock: new VirtualClock(),
@@ -61,14 +64,14 @@ async function parkedTree() {
     tools: [tool, echoTool],
     canUseTool: askForGuarded,
   };
-  const h = await parentSession(script, shared);
-  const parked = await h.session.submit('go');
+  const h = await parentSession(script, { ...shared, ...opts });
+  const parked = opts.store ? null : await h.session.submit('go');
   const [a, b] = await h.children();
   /** The parent as a later process opens it, with the same model, tools and policy. */
-  const reopen = () =>
+  const reopen = (store: EventStore = h.store) =>
     Session.open(h.session.id, {
       ...shared,
-      store: h.store,
+      store,
       model: h.client,
       random: seededRandom(42),
       cwd: process.cwd(),
@@ -174,5 +177,49 @@ describe('a sub-agent parked on an approval parks its parent', () => {
       detail: 'a call parked on a sub-agent it did not start',
     });
     expect((await verifyReplay(log)).divergence).toBeNull();
+  });
+
+  it('a parent that died before it logged the park: resume closes its run, finds the child parked again, parks; then completes', async () => {
+    // The parent's process dies as it commits the park: nothing of that commit reaches the store.
+    const inner = new MemoryEventStore();
+    let died!: () => void;
+    const death = new Promise<void>((r) => {
+      died = r;
+    });
+    const dying: EventStore = {
+      append: (session, records, options) => {
+        if (!records.some((r) => r.type === 'approval.requested' && r.data.child !== undefined))
+          return inner.append(session, records, options);
+        died();
+        return new Promise<void>(() => {});
+      },
+      read: (id, r) => inner.read(id, r),
+      list: () => inner.list(),
+      lastSeq: (id) => inner.lastSeq(id),
+      exists: (id) => inner.exists(id),
+      close: () => inner.close(),
+    };
+    const { h, calls, reopen } = await parkedTree({ store: dying });
+    void h.session.submit('go');
+    await death;
+    const [a] = await h.children();
+    const again = await (await reopen(inner)).submit();
+    expect(again).toMatchObject({ status: 'paused', reason: 'awaiting_approval' });
+    const log = await loadRecords(inner, h.session.id);
+    expect(recordsOf(log, 'run.ended').map((r) => r.data.reason)).toEqual([
+      'interrupted',
+      'awaiting_approval',
+    ]);
+    expect(recordsOf(log, 'approval.requested').at(-1)?.data).toMatchObject({
+      toolUseId: 'task_a',
+      child: a,
+    });
+    await expect((await reopen(inner)).submit()).rejects.toThrow(SubAgentAwaitingApprovalError);
+    await decideApproval(inner, a!, 'g1', { allow: true, by: 'alice' });
+    const done = await (await reopen(inner)).submit();
+    expect(done.status).toBe('completed');
+    expect(calls).toEqual(['deploy']);
+    const tree = await verifyTree(inner, h.session.id);
+    expect(tree.divergence).toBeNull();
   });
 });
