@@ -1,15 +1,27 @@
+import { printable } from '../lib/printable.ts';
 import { textOf } from '../model/messages.ts';
 import type { LogRecord } from '../store/records.ts';
 import { appendedSource, compactedLength } from '../store/refs.ts';
 import { plural } from './io.ts';
 
+/**
+ * A summary of a value: line breaks and runs of blanks become one space. Only those: a `\r` on
+ * its own or any other control stays, for `describeRecord` to show escaped.
+ */
 const clip = (s: string, n = 100) => {
-  const one = s.replace(/\s+/g, ' ').trim();
+  const one = s.replace(/(?:\r?\n|[ \t])+/g, ' ').trim();
   return one.length > n ? `${one.slice(0, n - 1)}…` : one;
 };
 
-/** One readable line per record, for `reloop log` and live output. */
+/**
+ * One readable line per record, for `reloop log` and live output: always one line, with every
+ * control and format character of the model's or a tool's text escaped (src/lib/printable.ts).
+ */
 export function describeRecord(r: LogRecord): string {
+  return printable(describe(r));
+}
+
+function describe(r: LogRecord): string {
   switch (r.type) {
     case 'session.created':
       return `session created${r.data.title ? ` "${r.data.title}"` : ''}${r.data.forkedFrom ? ` (fork of ${r.data.forkedFrom.session}@${r.data.forkedFrom.seq})` : ''}${r.data.importedFrom ? ` (imported from ${r.data.importedFrom.format} ${r.data.importedFrom.file})` : ''}${r.data.parent ? ` (child of ${r.data.parent.session}, agent ${r.data.parent.agent})` : ''}`;

@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { makeDirs } from '../lib/makeDirs.ts';
+import { printable, printableText, terminalJson } from '../lib/printable.ts';
 import type { StoreWarning } from '../store/fileStore.ts';
 import { redactUrl } from '../store/redactUrl.ts';
 import { type StoreLocation, storeLocation } from '../store/storeLocation.ts';
@@ -96,8 +97,7 @@ export async function openStore(
     return await openFileStore(dir, {
       // A person reads this: the warning's own sentence (it names the file and line), not its JSON.
       onWarning: (w) => {
-        if (!quiet.includes(w.code))
-          process.stderr.write(`warning: ${typeof w === 'string' ? w : w.message}\n`);
+        if (!quiet.includes(w.code)) err(`warning: ${typeof w === 'string' ? w : w.message}`);
       },
     });
   } catch (e) {
@@ -143,25 +143,52 @@ export function timeOf(at: number): string {
   return new Date(at).toISOString().replace('T', ' ').replace('Z', '');
 }
 
+/*
+ * Everything a command prints goes through the functions below (test/cli/outputLayer.test.ts
+ * holds src/cli to it): log and model text reaches the terminal escaped, never interpreted
+ * (src/lib/printable.ts; docs/security.md, "What reaches your terminal"). A line is one line:
+ * a newline inside a value is shown as `\n`, so no value can print a line of its own.
+ */
+
+/** `--json` output: exact JSON (it parses back to the original text), with nothing a terminal acts on. */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value)}\n`);
+  process.stdout.write(`${terminalJson(value)}\n`);
 }
 
-export function out(line = ''): void {
-  process.stdout.write(`${line}\n`);
+/** Each argument as one line on stdout, every control and format character escaped. */
+export function out(...lines: string[]): void {
+  process.stdout.write(lines.length === 0 ? '\n' : `${lines.map(printable).join('\n')}\n`);
+}
+
+/**
+ * Text as it streams (the assistant's words in `reloop run`): its newlines and tabs kept, every
+ * other control and format character escaped. Chunks are escaped one by one; an escape
+ * sequence split across chunks is still escaped, each of its characters is.
+ */
+export function writeText(text: string): void {
+  process.stdout.write(printableText(text));
+}
+
+/**
+ * A document the user asked for on stdout (`viz` without `--out`: Mermaid, DOT, HTML), written
+ * as it is: it is a file's content, not lines for a person, and escaping would corrupt it.
+ */
+export function writeDocument(text: string): void {
+  process.stdout.write(text);
 }
 
 /**
  * Lines for stdout, written in blocks of ~64 kB rather than one write each: a pipe or a file
- * makes every write a system call, and `log` prints one line per record.
+ * makes every write a system call, and `log` prints one line per record. Each line as `out`'s.
  */
 export class LineWriter {
   private buf: string[] = [];
   private size = 0;
 
   line(text: string): void {
-    this.buf.push(text);
-    this.size += text.length + 1;
+    const shown = printable(text);
+    this.buf.push(shown);
+    this.size += shown.length + 1;
     if (this.size >= 65_536) this.flush();
   }
 
@@ -173,8 +200,13 @@ export class LineWriter {
   }
 }
 
-export function err(line: string): void {
-  process.stderr.write(`${line}\n`);
+/**
+ * A message on stderr (errors, warnings). It may span lines (a list of what is missing); every
+ * line after the first is indented, so nothing inside a message (a server's error text, a
+ * file name) can start a line that looks like one of reloop's own.
+ */
+export function err(message: string): void {
+  process.stderr.write(`${printableText(message).replace(/\n/g, '\n  ')}\n`);
 }
 
 /** Parses a positive integer option or fails as bad usage. */

@@ -31,7 +31,7 @@ const program = new Command()
   .version(packageVersion(), '-V, --version', 'print the version')
   .configureOutput({
     // Parser errors read like every other error: one line, `reloop: …`, with a code.
-    outputError: (text, write) => write(`reloop: ${text.replace(/^error: /, '').trimEnd()} [USAGE]\n`),
+    outputError: (text) => err(`reloop: ${text.replace(/^error: /, '').trimEnd()} [USAGE]`),
   })
   .exitOverride();
 

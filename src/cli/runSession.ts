@@ -1,6 +1,5 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline/promises';
 import { createCommandStopHook } from '../hooks/commandHooks.ts';
 import { HookSettingsError, loadHookSettings } from '../hooks/settings.ts';
 import type { StopHook } from '../hooks/types.ts';
@@ -15,17 +14,17 @@ import { NothingToRunError, type RunResult, Session, type SessionOptions } from 
 import type { EventStore } from '../store/types.ts';
 import { builtinTools } from '../tools/builtin/index.ts';
 import {
-  approvalQuestion,
   createPermissionPolicy,
   type PermissionMode,
   PermissionModeSchema,
   PermissionRuleError,
 } from '../tools/permissions/index.ts';
-import type { AskUser, ToolHooks } from '../tools/types.ts';
+import type { ToolHooks } from '../tools/types.ts';
 import type { RunOptions } from './commands/run.ts';
 import {
   CommandFailed,
   EXIT,
+  err,
   out,
   plural,
   printJson,
@@ -34,10 +33,12 @@ import {
   storeLabel,
   storeLocationOf,
   UsageError,
+  writeText,
 } from './io.ts';
 import { liveOutput } from './liveOutput.ts';
 import { parseOnAsk } from './runFlags.ts';
 import { subAgentsFor } from './subAgents.ts';
+import { terminalAsk } from './terminalAsk.ts';
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
@@ -79,14 +80,14 @@ export async function prepareRun(
     const hooks = await hookSettings(path.resolve(opts.settings), cwd, passEnv);
     stopHooks.push(...hooks.stopHooks);
     toolHooks = hooks.toolHooks;
-    for (const w of hooks.warnings) process.stderr.write(`warning: ${w}\n`);
+    for (const w of hooks.warnings) err(`warning: ${w}`);
   }
   // Costs come from the price table: a model it does not know costs $0 in every total, so a
   // budget in dollars could never stop the run. Said once, up front, on stderr.
   for (const name of [opts.model, opts.fallbackModel]) {
     if (name && !opts.script && !priceOf(name)) {
-      process.stderr.write(
-        `warning: no price known for model ${JSON.stringify(name)}: its usage counts as $0${opts.maxBudgetUsd !== undefined ? ', so --max-budget-usd cannot stop this run' : ''}\n`,
+      err(
+        `warning: no price known for model ${JSON.stringify(name)}: its usage counts as $0${opts.maxBudgetUsd !== undefined ? ', so --max-budget-usd cannot stop this run' : ''}`,
       );
     }
   }
@@ -99,7 +100,8 @@ export async function prepareRun(
     // Outside cwd the tools open only what an allow rule names, checked on what they really open.
     tools: builtinTools({ allowOutsideCwd: opts.allow, bash: { passEnv } }),
     canUseTool: permissionPolicy(mode, opts, cwd),
-    askUser: !quiet && process.stdin.isTTY ? terminalAsk : undefined,
+    // One prompt at a time: parallel sub-agents share this askUser (src/cli/terminalAsk.ts).
+    askUser: !quiet && process.stdin.isTTY ? terminalAsk() : undefined,
     unattendedAsk: parseOnAsk(opts.onAsk),
     toolHooks,
     stopHooks,
@@ -142,7 +144,7 @@ export async function runPrepared(
   { printResult = true }: { printResult?: boolean } = {},
 ): Promise<RunResult> {
   const quiet = opts.json === true;
-  const live = liveOutput((s) => process.stdout.write(s));
+  const live = liveOutput(writeText);
   const common: SessionOptions = {
     store,
     model: prepared.model,
@@ -172,8 +174,9 @@ export async function runPrepared(
   if (quiet) {
     if (printResult) printJson({ sessionId, runId, status, reason, turns, usage });
   } else {
+    out();
     out(
-      `\n${status === 'completed' ? '✓' : '✗'} ${status} (${reason}) after ${plural(turns, 'turn')} — ${usage.inputTokens} in / ${usage.outputTokens} out, $${usage.costUsd.toFixed(4)}`,
+      `${status === 'completed' ? '✓' : '✗'} ${status} (${reason}) after ${plural(turns, 'turn')} — ${usage.inputTokens} in / ${usage.outputTokens} out, $${usage.costUsd.toFixed(4)}`,
     );
     if (result.error) out(`  error: ${result.error}`);
     if (status === 'paused') {
@@ -285,17 +288,6 @@ function assertModelAvailable(): void {
     );
   }
 }
-
-const terminalAsk: AskUser = async (req, message) => {
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
-  try {
-    // Whole and printable: the model chose the input (src/tools/permissions/display.ts).
-    const answer = await rl.question(`\n${approvalQuestion(req.tool.name, req.input, message)}\n[y/N] `);
-    return /^y(es)?$/i.test(answer.trim());
-  } finally {
-    rl.close();
-  }
-};
 
 function parseMode(raw: string | undefined): PermissionMode {
   const parsed = PermissionModeSchema.safeParse(raw ?? 'default');

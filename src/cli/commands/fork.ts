@@ -25,7 +25,8 @@ export function registerFork(program: Command): void {
       if (opts.json) printJson({ sessionId });
       else
         out(
-          `forked ${session}@${at} → ${sessionId}\ncontinue it with: reloop run --resume ${sessionId} "<prompt>"`,
+          `forked ${session}@${at} → ${sessionId}`,
+          `continue it with: reloop run --resume ${sessionId} "<prompt>"`,
         );
     } finally {
       await store.close();

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { terminalJson } from '../../lib/printable.ts';
 import { SessionNotFoundError } from '../../store/errors.ts';
 import type { LogRecord } from '../../store/records.ts';
 import type { EventStore } from '../../store/types.ts';
@@ -49,7 +50,7 @@ export function registerLog(program: Command): void {
     const store: EventStore = await openStore(opts);
     const line = (r: LogRecord) =>
       opts.json
-        ? JSON.stringify(r)
+        ? terminalJson(r)
         : `${String(r.seq).padStart(5)}  ${timeOf(r.at)}  ${r.type.padEnd(18)} ${describeRecord(r)}`;
     try {
       if (!(await store.exists(session))) throw new SessionNotFoundError(session);

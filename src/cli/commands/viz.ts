@@ -3,7 +3,15 @@ import path from 'node:path';
 import { type Command, Option } from 'commander';
 import type { LogRecord } from '../../store/records.ts';
 import type { EventStore } from '../../store/types.ts';
-import { type GlobalOptions, openStore, out, printJson, UsageError, withCommonOptions } from '../io.ts';
+import {
+  type GlobalOptions,
+  openStore,
+  out,
+  printJson,
+  UsageError,
+  withCommonOptions,
+  writeDocument,
+} from '../io.ts';
 
 type Format = 'mermaid' | 'dot' | 'html';
 const FORMATS: readonly Format[] = ['mermaid', 'dot', 'html'];
@@ -108,7 +116,7 @@ export function registerViz(program: Command): void {
         text = toMermaid(chart, { counts, caption, view: opts.view });
       }
       if (!opts.out) {
-        process.stdout.write(text);
+        writeDocument(text);
         return;
       }
       const file = path.resolve(opts.out);

@@ -116,7 +116,7 @@ export async function openPostgresStore(
 }
 
 /**
- * The PostgreSQL store (DESIGN §12): same contract as the file store, for many processes on many
+ * The PostgreSQL store: same contract as the file store, for many processes on many
  * machines. Records are keyed (session, seq); each append is checked against the session's last
  * seq under its catalog row's lock, so a stale writer gets a ConcurrencyError and never
  * interleaves; the catalog row changes in the same transaction; every append NOTIFYs, so

@@ -1,9 +1,9 @@
+import { printable } from '../../lib/printable.ts';
 import { checkGlobPattern } from '../globPatterns.ts';
 import { type ResolvedPath, resolveInCwd, rootRealPath } from '../paths.ts';
 import { protectedName } from '../protectedPaths.ts';
 import type { CanUseTool, PermissionResult } from '../types.ts';
 import { analyseBash, type BashAnalysis } from './bashCommand.ts';
-import { printable } from './display.ts';
 import { modeDecision, type PermissionMode } from './modes.ts';
 import { allowMatch, denyMatches, namesProtected, parseRules, type RuleSubject } from './rules.ts';
 
