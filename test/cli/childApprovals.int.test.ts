@@ -117,6 +117,8 @@ describe('a sub-agent parked on an approval, on the file store', () => {
       // The Task call is left open: started, its child announced, no result.
       expect(log.some((r) => r.type === 'child.finished' || r.type === 'tool.finished')).toBe(false);
       expect(await runs(marker)).toBe(0);
+      const shown = await runCli(['log', parent, '--store', store], { cwd });
+      expect(shown.stdout).toContain(`waits for sub-agent ${child}, parked on approvals (toolu_task)`);
 
       const rows = onlyJson<Row[]>(await runCli(['approvals', '--store', store, '--json'], { cwd }));
       expect(rows).toMatchObject([
