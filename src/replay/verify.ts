@@ -291,6 +291,7 @@ async function verifyRun(
       );
     },
     mismatch: diverge,
+    before: run.before,
   };
 
   const observer = {

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { loadAgents } from '../agents/index.ts';
 import { createCommandStopHook } from '../hooks/commandHooks.ts';
 import { loadHookSettings } from '../hooks/settings.ts';
 import type { StopHook } from '../hooks/types.ts';
@@ -35,6 +36,9 @@ export const RunSpecSchema = z.strictObject({
   passEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).default([]),
   /** What an `ask` becomes (nobody is attached to a worker): park for an approval, or deny. */
   onAsk: z.enum(['park', 'deny']).default('park'),
+  /** More sub-agent definitions for `Task` (absolute `--agents-dir`s; the cwd's .claude/agents always count). */
+  agentsDir: z.array(z.string()).default([]),
+  subagentMaxTurns: z.number().int().positive().optional(),
 });
 export type RunSpec = z.infer<typeof RunSpecSchema>;
 
@@ -87,14 +91,22 @@ export async function sessionOptionsFor(
     toolHooks = hooks.toolHooks;
     for (const w of hooks.warnings) deps.warn?.(w);
   }
+  const tools = builtinTools({
+    allowOutsideCwd: spec.allow.some((r) => /\((\/|~\/|\.\.)/.test(r)),
+    bash: { passEnv },
+  });
+  // `Task`, as `reloop run` offers it: a sub-agent runs in the worker that runs its parent.
+  const agents = await loadAgents({ cwd, dirs: spec.agentsDir });
+  agents.checkTools(tools.map((t) => t.name));
   return {
     store: deps.store,
     model,
     cwd,
-    tools: builtinTools({
-      allowOutsideCwd: spec.allow.some((r) => /\((\/|~\/|\.\.)/.test(r)),
-      bash: { passEnv },
-    }),
+    subAgents: {
+      agents,
+      ...(spec.subagentMaxTurns !== undefined ? { maxTurns: spec.subagentMaxTurns } : {}),
+    },
+    tools,
     canUseTool: createPermissionPolicy({
       mode: spec.permissionMode,
       allow: spec.allow,

@@ -106,5 +106,9 @@ async function specOf(opts: RunOptions): Promise<unknown> {
     passEnv: opts.passEnv ?? [],
     onAsk: parseOnAsk(opts.onAsk),
     ...(opts.settings ? { settings: path.resolve(opts.settings) } : {}),
+    agentsDir: (opts.agentsDir ?? []).map((d) => path.resolve(d)),
+    ...(opts.subagentMaxTurns !== undefined
+      ? { subagentMaxTurns: number('--subagent-max-turns', opts.subagentMaxTurns, true) }
+      : {}),
   };
 }
