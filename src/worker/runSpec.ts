@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { loadAgents } from '../agents/index.ts';
 import { createCommandStopHook } from '../hooks/commandHooks.ts';
 import { loadHookSettings } from '../hooks/settings.ts';
 import type { StopHook } from '../hooks/types.ts';
@@ -7,12 +8,13 @@ import { AnthropicModelClient } from '../model/anthropic.ts';
 import { costOf } from '../model/pricing.ts';
 import { parseScript } from '../model/script.ts';
 import { ScriptedModelClient } from '../model/scripted.ts';
+import type { SubAgentsOptions } from '../runtime/children/index.ts';
 import type { RunSettings } from '../runtime/config.ts';
 import type { SessionOptions } from '../runtime/session.ts';
 import type { EventStore } from '../store/types.ts';
 import { builtinTools } from '../tools/builtin/index.ts';
 import { createPermissionPolicy, PermissionModeSchema } from '../tools/permissions/index.ts';
-import type { ToolHooks } from '../tools/types.ts';
+import type { AnyTool, ToolHooks } from '../tools/types.ts';
 
 /**
  * What a queued run is run with: the `reloop run` flags of the submitter, resolved (absolute
@@ -24,6 +26,8 @@ export const RunSpecSchema = z.strictObject({
   script: z.strictObject({ file: z.string(), content: z.unknown() }).optional(),
   cwd: z.string(),
   maxTurns: z.number().int().positive().optional(),
+  /** Attempts per model request (`--max-attempts`). */
+  maxAttempts: z.number().int().positive().optional(),
   maxBudgetUsd: z.number().positive().optional(),
   fallbackModel: z.string().optional(),
   permissionMode: PermissionModeSchema,
@@ -35,6 +39,10 @@ export const RunSpecSchema = z.strictObject({
   passEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).default([]),
   /** What an `ask` becomes (nobody is attached to a worker): park for an approval, or deny. */
   onAsk: z.enum(['park', 'deny']).default('park'),
+  /** More sub-agent definitions (`--agents-dir`, absolute), after the cwd's `.claude/agents`. */
+  agentsDir: z.array(z.string()).optional(),
+  /** Tool rounds of each sub-agent's run (`--subagent-max-turns`). */
+  subagentMaxTurns: z.number().int().positive().optional(),
 });
 export type RunSpec = z.infer<typeof RunSpecSchema>;
 
@@ -68,6 +76,7 @@ export async function sessionOptionsFor(
   const cwd = path.resolve(spec.cwd);
   const settings: RunSettings = {};
   if (spec.maxTurns !== undefined) settings.maxTurns = spec.maxTurns;
+  if (spec.maxAttempts !== undefined) settings.maxTransportAttempts = spec.maxAttempts;
   if (spec.maxBudgetUsd !== undefined) settings.maxBudgetUsd = spec.maxBudgetUsd;
   if (spec.fallbackModel) settings.fallbackModel = spec.fallbackModel;
   if (spec.model) settings.model = spec.model;
@@ -87,14 +96,18 @@ export async function sessionOptionsFor(
     toolHooks = hooks.toolHooks;
     for (const w of hooks.warnings) deps.warn?.(w);
   }
+  const tools = builtinTools({
+    allowOutsideCwd: spec.allow.some((r) => /\((\/|~\/|\.\.)/.test(r)),
+    bash: { passEnv },
+  });
   return {
     store: deps.store,
     model,
     cwd,
-    tools: builtinTools({
-      allowOutsideCwd: spec.allow.some((r) => /\((\/|~\/|\.\.)/.test(r)),
-      bash: { passEnv },
-    }),
+    // The same Task tool and agents as `reloop run` (checked at submit; a file changed since is
+    // this run's error).
+    subAgents: await subAgentsOf(spec, cwd, tools),
+    tools,
     canUseTool: createPermissionPolicy({
       mode: spec.permissionMode,
       allow: spec.allow,
@@ -106,4 +119,11 @@ export async function sessionOptionsFor(
     stopHooks,
     settings,
   };
+}
+
+/** The agents the spec's `Task` tool offers: the cwd's `.claude/agents`, then `agentsDir`. */
+async function subAgentsOf(spec: RunSpec, cwd: string, tools: readonly AnyTool[]): Promise<SubAgentsOptions> {
+  const agents = await loadAgents({ cwd, dirs: spec.agentsDir ?? [] });
+  agents.checkTools(tools.map((t) => t.name));
+  return { agents, ...(spec.subagentMaxTurns !== undefined ? { maxTurns: spec.subagentMaxTurns } : {}) };
 }

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { CommandFailed, openStore, out, printJson, UsageError, withCommonOptions } from '../io.ts';
+import { CommandFailed, EXIT, openStore, out, printJson, UsageError, withCommonOptions } from '../io.ts';
 import { parseOnAsk, withRunFlags } from '../runFlags.ts';
 import type { RunOptions } from './run.ts';
 
@@ -26,6 +26,8 @@ export function registerSubmit(program: Command): void {
       if (!queue) {
         throw new CommandFailed(
           'submit needs a store with a run queue: --store postgres://… (or RELOOP_STORE); a file store runs with `reloop run`',
+          EXIT.failed,
+          'NO_RUN_QUEUE',
         );
       }
       let sessionId = opts.resume;
@@ -90,11 +92,24 @@ async function specOf(opts: RunOptions): Promise<unknown> {
     parseScriptText(text, file);
     script = { file, content: JSON.parse(text) };
   }
+  // The agent files are checked here, as `run` checks them: a bad one is refused before anything
+  // is queued (the worker reads them again, from the same absolute paths).
+  const { runSubAgents, workingDirectory } = await import('../runSession.ts');
+  const cwd = await workingDirectory(opts.cwd);
+  const agentsDir = (opts.agentsDir ?? []).map((d) => path.resolve(d));
+  await runSubAgents({ ...opts, cwd, agentsDir });
   return {
     ...(opts.model ? { model: opts.model } : {}),
     ...(script ? { script } : {}),
-    cwd: path.resolve(opts.cwd ?? process.cwd()),
+    cwd,
     ...(opts.maxTurns !== undefined ? { maxTurns: number('--max-turns', opts.maxTurns, true) } : {}),
+    ...(opts.maxAttempts !== undefined
+      ? { maxAttempts: number('--max-attempts', opts.maxAttempts, true) }
+      : {}),
+    ...(opts.subagentMaxTurns !== undefined
+      ? { subagentMaxTurns: number('--subagent-max-turns', opts.subagentMaxTurns, true) }
+      : {}),
+    ...(agentsDir.length > 0 ? { agentsDir } : {}),
     ...(opts.maxBudgetUsd !== undefined
       ? { maxBudgetUsd: number('--max-budget-usd', opts.maxBudgetUsd, false) }
       : {}),
