@@ -7,12 +7,15 @@
  * approvals commands' JSON; `submit` taking every run flag and a worker offering `Task`; and the
  * error paths of `store init`, `submit` and `worker`.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LogRecord } from '../../src/store/records.ts';
-import { jsonLines, onlyJson, runCli } from '../support/cli.ts';
+import { CLI_BIN, jsonLines, onlyJson, runCli } from '../support/cli.ts';
 import {
   httpError,
   type MessagesServer,
@@ -406,6 +409,52 @@ describePg('submit takes the run flags; a worker runs with them (issue 11 with 1
       expect(tree.code, tree.stdout).toBe(0);
       expect(onlyJson<{ ok: boolean; sessions: unknown[] }>(tree)).toMatchObject({ ok: true });
       expect(onlyJson<{ sessions: unknown[] }>(tree).sessions).toHaveLength(2);
+    },
+    SLOW,
+  );
+
+  it(
+    'log --follow of a submitted run waits for the worker to run it and exits 0 at its run.ended',
+    async () => {
+      const url = db!.url;
+      const cwd = await freshDir('pg-follow');
+      parentReplies.push(textReply('Hello from the worker.'));
+      const { sessionId } = onlyJson<{ sessionId: string }>(
+        await runCli(['submit', '--store', url, '--json', 'Say hello.'], { cwd }),
+      );
+      const follow = spawn(
+        process.execPath,
+        [CLI_BIN, 'log', sessionId, '--follow', '--json', '--store', url],
+        {
+          cwd,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      const lines: string[] = [];
+      const exited = once(follow, 'close');
+      const firstLine = new Promise<void>((resolve) => {
+        createInterface({ input: follow.stdout! }).on('line', (l) => {
+          lines.push(l);
+          resolve();
+        });
+      });
+      try {
+        // It has printed what is there (the session.created of the queued session) and waits.
+        await firstLine;
+        const worker = await runCli(['worker', '--store', url, '--exit-when-idle'], {
+          cwd,
+          env: env(),
+          timeoutMs: SLOW,
+        });
+        expect(worker.code, worker.stderr).toBe(0);
+        const [code] = await exited;
+        expect(code).toBe(0);
+      } finally {
+        follow.kill('SIGKILL');
+      }
+      const records = lines.map((l) => JSON.parse(l) as LogRecord);
+      expect(records.map((r) => r.seq)).toEqual(records.map((_, i) => i + 1));
+      expect(records.at(-1)).toMatchObject({ type: 'run.ended', data: { status: 'completed' } });
     },
     SLOW,
   );
