@@ -63,6 +63,12 @@ async function logOf(store: string, session: string): Promise<LogRecord[]> {
   return jsonLines<LogRecord>(await readFile(path.join(store, 'sessions', `${session}.jsonl`), 'utf8'));
 }
 
+/** One line on stderr, `reloop: … [CODE]`. */
+function oneLine(r: { stderr: string }, code: string): void {
+  expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+  expect(r.stderr.trimEnd()).toMatch(new RegExp(`^reloop: .*\\[${code}\\]$`));
+}
+
 const ofType = <T extends LogRecord['type']>(log: LogRecord[], type: T) =>
   log.filter((r): r is Extract<LogRecord, { type: T }> => r.type === type);
 
@@ -296,11 +302,6 @@ describe('durable approvals (issue 11): the JSON the commands and records carry'
 });
 
 describe('error paths: one line with a code, the documented exit status, nothing written', () => {
-  const oneLine = (r: { stderr: string }, code: string) => {
-    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
-    expect(r.stderr.trimEnd()).toMatch(new RegExp(`^reloop: .*\\[${code}\\]$`));
-  };
-
   it(
     'store init on a directory that cannot be made fails at once (STORE_UNUSABLE, exit 1)',
     async () => {
@@ -337,6 +338,33 @@ describe('error paths: one line with a code, the documented exit status, nothing
       const zero = await runCli(['worker', '--store', 'st', '--concurrency', '0'], { cwd });
       expect(zero.code).toBe(2);
       oneLine(zero, 'USAGE');
+      expect(await readdir(path.join(cwd, 'st'), { recursive: true })).toEqual(before);
+    },
+    SLOW,
+  );
+});
+
+describe('submit checks its run flags as run does, before anything is queued', () => {
+  it(
+    'a bad rule, settings file, script, --pass-env or --cwd: exit 2 with run’s code, nothing written',
+    async () => {
+      const cwd = await freshDir('submit-flags');
+      await runCli(['store', 'init', '--store', 'st'], { cwd });
+      const before = await readdir(path.join(cwd, 'st'), { recursive: true });
+      const cases: [string[], string][] = [
+        [['--allow', 'Bash('], 'INVALID_PERMISSION_RULE'],
+        [['--settings', 'nope.json'], 'INVALID_HOOK_SETTINGS'],
+        [['--script', 'nope.json'], 'SCRIPT_UNREADABLE'],
+        [['--pass-env', 'A-B'], 'USAGE'],
+        [['--cwd', 'nope'], 'CWD_INVALID'],
+        [['--max-attempts', '0'], 'USAGE'],
+      ];
+      for (const [flags, code] of cases) {
+        const r = await runCli(['submit', ...flags, '--store', 'st', '--json', 'hi'], { cwd });
+        expect(r.code, flags.join(' ')).toBe(2);
+        expect(r.stdout).toBe('');
+        oneLine(r, code);
+      }
       expect(await readdir(path.join(cwd, 'st'), { recursive: true })).toEqual(before);
     },
     SLOW,

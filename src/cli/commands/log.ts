@@ -116,5 +116,7 @@ export function registerLog(program: Command): void {
 async function queuedRunPending(store: EventStore, session: string, lastEnded: number): Promise<boolean> {
   const { runQueueOf } = await import('../../store/runQueue.ts');
   const job = await runQueueOf(store)?.get(session);
-  return job !== undefined && (job.state === 'queued' || job.state === 'claimed') && lastEnded <= job.afterSeq;
+  return (
+    job !== undefined && (job.state === 'queued' || job.state === 'claimed') && lastEnded <= job.afterSeq
+  );
 }
