@@ -344,6 +344,32 @@ describe('error paths: one line with a code, the documented exit status, nothing
   );
 });
 
+describe('copy (issue 11): a session the target holds differently', () => {
+  it(
+    'is refused for that session: its JSON line says failed, and the command exits 1 with COPY_FAILED',
+    async () => {
+      const cwd = await freshDir('copy');
+      await writeFile(path.join(cwd, 's.json'), JSON.stringify({ turns: [{ text: 'Hi.' }] }));
+      const run = await runCli(['run', '--script', 's.json', '--store', 'a', '--json', 'hi'], { cwd });
+      const { sessionId } = onlyJson<{ sessionId: string }>(run);
+      expect((await runCli(['copy', '--from', 'a', '--to', 'b'], { cwd })).code).toBe(0);
+      // The target's copy goes on by itself: it is no longer a prefix of the source.
+      const more = await runCli(
+        ['run', '--resume', sessionId, '--script', 's.json', '--store', 'b', 'more'],
+        { cwd },
+      );
+      expect(more.code, more.stderr).toBe(0);
+      const again = await runCli(['copy', '--from', 'a', '--to', 'b', '--json'], { cwd });
+      expect(again.code).toBe(1);
+      expect(jsonLines(again.stdout)).toEqual([
+        expect.objectContaining({ session: sessionId, outcome: 'failed', verified: false }),
+      ]);
+      oneLine(again, 'COPY_FAILED');
+    },
+    SLOW,
+  );
+});
+
 describe('submit checks its run flags as run does, before anything is queued', () => {
   it(
     'a bad rule, settings file, script, --pass-env or --cwd: exit 2 with run’s code, nothing written',
