@@ -17,12 +17,10 @@ import type { Script } from '../src/model/script.ts';
 import { ScriptedModelClient } from '../src/model/scripted.ts';
 import { nanoidIds, seededRandom, VirtualClock } from '../src/runtime/determinism.ts';
 import { Session } from '../src/runtime/session.ts';
-import { fold } from '../src/store/evolve.ts';
 import { openFileStore } from '../src/store/fileStore.ts';
 import { CURRENT_SCHEMA_VERSION, type LogRecord } from '../src/store/records.ts';
-import { compactedHistoryOf, startedInput } from '../src/store/refs.ts';
-import { emptySessionState } from '../src/store/sessionState.ts';
 import type { Tool } from '../src/tools/types.ts';
+import { asV1 } from '../test/store/support/asV1.ts';
 
 /** The repository's TypeScript sources, found from here whether this runs from bench/ or compiled. */
 function sourcesDir(): string {
@@ -104,22 +102,6 @@ function contentBytes(records: readonly LogRecord[]): { raw: number; json: numbe
     }
   }
   return { raw, json };
-}
-
-/** The same log as schema v1 wrote it: every derived record holds its content, no seals. */
-function asV1(records: readonly LogRecord[]): LogRecord[] {
-  let state = emptySessionState();
-  return records.map((r) => {
-    const before = state;
-    state = fold([r], state);
-    const { h: _seal, ...rest } = r;
-    const v1 = { ...rest, v: 1 } as LogRecord;
-    if (v1.type === 'message.appended') v1.data = { message: state.messages.last()!, origin: v1.data.origin };
-    if (v1.type === 'tool.started') v1.data = { ...v1.data, input: startedInput(before, v1) };
-    if (v1.type === 'compaction.finished' && v1.data.ok)
-      v1.data = { ...v1.data, messages: compactedHistoryOf(before, v1) };
-    return v1;
-  });
 }
 
 export async function benchLogSize(): Promise<{ ratio: number; v1Ratio: number }> {

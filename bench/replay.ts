@@ -1,34 +1,16 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ScriptedModelClient } from '../src/model/scripted.ts';
 import { verifyReplay } from '../src/replay/verify.ts';
-import { counterIds, seededRandom, VirtualClock } from '../src/runtime/determinism.ts';
-import { Session } from '../src/runtime/session.ts';
 import { evolve } from '../src/store/evolve.ts';
 import { openFileStore } from '../src/store/fileStore.ts';
-import { MemoryEventStore } from '../src/store/memoryStore.ts';
 import type { LogRecord } from '../src/store/records.ts';
 import { firstBrokenSeal } from '../src/store/seal.ts';
 import { emptySessionState } from '../src/store/sessionState.ts';
-import { noop, noopScript } from './noopRounds.ts';
+import { noopLog } from './noopRounds.ts';
 
 async function makeLog(records: number): Promise<LogRecord[]> {
-  const rounds = Math.ceil(records / 10);
-  const store = new MemoryEventStore();
-  const session = await Session.create({
-    store,
-    model: new ScriptedModelClient(noopScript(rounds)),
-    tools: [noop],
-    clock: new VirtualClock(),
-    random: seededRandom(1),
-    ids: counterIds('bench-'),
-    settings: { maxTurns: rounds + 1, contextWindow: 100_000_000 },
-  });
-  await session.submit('go');
-  const out: LogRecord[] = [];
-  for await (const r of store.read(session.id)) out.push(r);
-  return out.slice(0, records);
+  return (await noopLog(Math.ceil(records / 10))).slice(0, records);
 }
 
 function time<T>(f: () => T): { ms: number; value: T } {

@@ -11,15 +11,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ScriptedModelClient } from '../src/model/scripted.ts';
 import { loadRecords } from '../src/replay/loadSession.ts';
 import { verifyReplay } from '../src/replay/verify.ts';
-import { counterIds, seededRandom, VirtualClock } from '../src/runtime/determinism.ts';
-import { Session } from '../src/runtime/session.ts';
 import { openFileStore } from '../src/store/fileStore.ts';
-import { MemoryEventStore } from '../src/store/memoryStore.ts';
 import type { LogRecord } from '../src/store/records.ts';
-import { noop, noopScript } from './noopRounds.ts';
+import { noopLog } from './noopRounds.ts';
 
 /** The repository root: this file runs compiled, under node_modules/.cache/reloop-bench/bench. */
 function repoRoot(): string {
@@ -30,24 +26,6 @@ function repoRoot(): string {
 
 const ROOT = repoRoot();
 const BIN = path.join(ROOT, 'bin', 'reloop.js');
-
-/** A real runtime log of `rounds` tool rounds (~10 records each), written by the memory store. */
-async function runtimeLog(rounds: number): Promise<LogRecord[]> {
-  const store = new MemoryEventStore({ validate: false });
-  const session = await Session.create({
-    store,
-    model: new ScriptedModelClient(noopScript(rounds)),
-    tools: [noop],
-    clock: new VirtualClock(),
-    random: seededRandom(1),
-    ids: counterIds('bench-'),
-    settings: { maxTurns: rounds + 1, contextWindow: 100_000_000 },
-  });
-  await session.submit('go');
-  const out: LogRecord[] = [];
-  for await (const r of store.read(session.id)) out.push(r);
-  return out;
-}
 
 const as = (log: readonly LogRecord[], id: string) => log.map((r) => ({ ...r, session: id }) as LogRecord);
 
@@ -80,9 +58,9 @@ export async function benchStartup(
     const store = path.join(dir, 'store');
     const fs = await openFileStore(store);
     // 1 000 sessions shaped like real ones (a 3-round run each), plus one 100 000-record log.
-    const small = await runtimeLog(3);
+    const small = await noopLog(3);
     for (let i = 0; i < 1000; i++) await fs.append(`s_${i}`, as(small, `s_${i}`), { expectedSeq: 0 });
-    const big = (await runtimeLog(10_000)).slice(0, 100_000);
+    const big = (await noopLog(10_000)).slice(0, 100_000);
     await fs.append('s_big', as(big, 's_big'), { expectedSeq: 0 });
     await fs.close();
     const bigStore = path.join(dir, 'big');

@@ -1,6 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { messageOf } from '../lib/errors.ts';
 import { GENERAL_PURPOSE_AGENT } from './builtin.ts';
 import {
   type AgentDefinition,
@@ -134,5 +135,5 @@ export function parseAgentFile(text: string, file: string): AgentDefinition {
 }
 
 function firstLine(e: unknown): string {
-  return (e instanceof Error ? e.message : String(e)).split('\n')[0]!;
+  return messageOf(e).split('\n')[0]!;
 }

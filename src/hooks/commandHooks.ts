@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { messageOf } from '../lib/errors.ts';
 import { childEnv } from '../lib/secrets.ts';
 import { type GroupRunResult, runInProcessGroup } from '../tools/processGroup.ts';
 import type { PermissionRequest, PreToolUseDecision } from '../tools/types.ts';
@@ -97,7 +98,7 @@ function parseStdout<T>(label: string, stdout: string, schema: z.ZodType<T>): Pa
   try {
     json = JSON.parse(text);
   } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
+    const why = messageOf(e);
     return { ok: false, error: `${label} printed invalid JSON on stdout (${why}): ${clip(text, 200)}` };
   }
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {

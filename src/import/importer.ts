@@ -1,4 +1,5 @@
 import { stat } from 'node:fs/promises';
+import { messageOf } from '../lib/errors.ts';
 import { defaultRedactor } from '../lib/secrets.ts';
 import {
   CURRENT_SCHEMA_VERSION,
@@ -187,7 +188,7 @@ async function attempt<T>(report: ImportReport, source: string, fn: () => Promis
   } catch (e) {
     const code = (e as { code?: unknown }).code;
     if (code === 'IMPORT_BUG') throw e;
-    report.failures.push({ source, message: e instanceof Error ? e.message : String(e) });
+    report.failures.push({ source, message: messageOf(e) });
     return null;
   }
 }

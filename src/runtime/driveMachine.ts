@@ -1,4 +1,5 @@
 import { createActor } from 'xstate';
+import { messageOf } from '../lib/errors.ts';
 import type { MessageEmitted, RunContext, RunInput } from '../machines/context.ts';
 import type { QueryLoopMachine } from '../machines/queryLoop.machine.ts';
 
@@ -55,7 +56,7 @@ export function driveMachine(
           final: 'failed',
           reason: 'runtime_error',
           context: snap.context,
-          error: err instanceof Error ? err.message : String(err),
+          error: messageOf(err),
         });
       },
     });

@@ -1,4 +1,5 @@
 import type { StopHook, StopHookResult } from '../hooks/types.ts';
+import { messageOf } from '../lib/errors.ts';
 import type {
   ActorFailure,
   BackoffInput,
@@ -91,7 +92,7 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
     } catch (e) {
       // Write-ahead: no request leaves before its log is durable. The records stay pending
       // (the next commit retries them); the run fails as a runtime error, not a model error.
-      const message = `the log could not be written before the request: ${e instanceof Error ? e.message : String(e)}`;
+      const message = `the log could not be written before the request: ${messageOf(e)}`;
       if (purpose === 'compaction')
         throw { kind: 'fatal', overloaded: false, message } satisfies ModelFailure;
       rec('actor.failed', { actor: 'callModel', message });
@@ -322,7 +323,7 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
 export function toFailure(e: unknown, signal: AbortSignal): ModelFailure {
   if (e instanceof ModelCallError) return e.failure;
   if (signal.aborted) return { kind: 'aborted', overloaded: false, message: 'aborted' };
-  const message = e instanceof Error ? e.message : String(e);
+  const message = messageOf(e);
   return { kind: 'fatal', overloaded: false, message };
 }
 

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { messageOf } from '../lib/errors.ts';
 import { sessionTree } from '../replay/sessionTree.ts';
 import { SessionNotFoundError } from '../store/errors.ts';
 import type { LogRecord } from '../store/records.ts';
@@ -195,7 +196,7 @@ export async function startViewerServer(options: ViewerServerOptions): Promise<V
     route(req, res).catch((e: unknown) => {
       const status = e instanceof HttpError ? e.status : e instanceof SessionNotFoundError ? 404 : 500;
       const code = (e as { code?: unknown }).code;
-      const message = e instanceof Error ? e.message : String(e);
+      const message = messageOf(e);
       if (res.headersSent) res.end();
       else json(res, { error: { code: typeof code === 'string' ? code : 'INTERNAL', message } }, status);
     });

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { errnoCode } from '../lib/errors.ts';
 import { childEnv } from '../lib/secrets.ts';
 import { HeadTailBuffer } from './outputBuffer.ts';
 
@@ -36,10 +37,6 @@ export interface GroupRunResult {
   killedLingering: boolean;
   spawnError?: Error;
   pid?: number;
-}
-
-function errnoCode(e: unknown): string | undefined {
-  return typeof e === 'object' && e !== null ? String((e as { code?: unknown }).code) : undefined;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -1,3 +1,4 @@
+import { messageOf } from '../lib/errors.ts';
 import { loadRecords } from '../replay/loadSession.ts';
 import { parkedCalls } from '../runtime/approvals.ts';
 import { Session } from '../runtime/session.ts';
@@ -92,7 +93,7 @@ export async function runWorker(opts: WorkerOptions): Promise<{ runs: number }> 
     runs++;
     h.done = drive(h)
       .catch(async (e: unknown) => {
-        emit({ type: 'failed', session: job.session, message: e instanceof Error ? e.message : String(e) });
+        emit({ type: 'failed', session: job.session, message: messageOf(e) });
         if (!h.lost) await queue.release(job.session, id, 'done', { status: 'failed', error: String(e) });
       })
       .catch(() => undefined)

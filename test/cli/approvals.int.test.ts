@@ -4,7 +4,7 @@
  * resumes the same batch — by `run --resume` on the file store, by a worker on PostgreSQL
  * (a worker idling while another process approves).
  */
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import { verifyReplay } from '../../src/replay/verify.ts';
 import { openStore, storeLocation } from '../../src/store/openStore.ts';
 import type { LogRecord } from '../../src/store/records.ts';
 import { onlyJson, runCli } from '../support/cli.ts';
+import { exists } from '../support/files.ts';
 import { createTestDatabase, describePg, type TestDatabase } from '../support/postgres.ts';
 import { startWorkerProcess } from '../support/workerProcess.ts';
 
@@ -35,12 +36,6 @@ async function script(dir: string, marker: string, turns: 'both' | 'after' = 'bo
   await writeFile(file, JSON.stringify({ turns: turns === 'both' ? [ask, end] : [end] }));
   return file;
 }
-
-const exists = (f: string) =>
-  stat(f).then(
-    () => true,
-    () => false,
-  );
 
 async function records(store: string, session: string): Promise<LogRecord[]> {
   const s = await openStore(storeLocation(store));

@@ -3,13 +3,14 @@
  * directory, with a temp store. Checks the exact JSON shapes, exit codes (0 ok, 1 failed,
  * 2 bad usage), and that failing commands write nothing.
  */
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CURRENT_SCHEMA_VERSION, type LogRecord } from '../../src/store/records.ts';
 import { sealRecords } from '../../src/store/seal.ts';
 import { type CliResult, jsonLines, onlyJson, runCli } from '../support/cli.ts';
+import { exists } from '../support/files.ts';
 import {
   type MessagesServer,
   startMessagesServer,
@@ -56,12 +57,6 @@ async function snapshot(dir: string): Promise<Record<string, string>> {
   await walk(dir);
   return out;
 }
-
-const exists = (p: string) =>
-  stat(p).then(
-    () => true,
-    () => false,
-  );
 
 const RUN_KEYS = ['reason', 'runId', 'sessionId', 'status', 'turns', 'usage'];
 const USAGE_KEYS = [

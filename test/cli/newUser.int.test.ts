@@ -5,13 +5,14 @@
  * stderr with a code, the documented exit status, nothing written.
  */
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LogRecord } from '../../src/store/records.ts';
 import { type CliResult, jsonLines, onlyJson, REPO_ROOT, runCli } from '../support/cli.ts';
+import { exists } from '../support/files.ts';
 
 const SLOW = 120_000;
 
@@ -28,12 +29,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
-
-const exists = (p: string) =>
-  stat(p).then(
-    () => true,
-    () => false,
-  );
 
 /** One line on stderr, `reloop: …`, ending with the error's code in brackets. */
 function expectOneLineError(r: CliResult, exit: number, code: string, what = ''): void {

@@ -11,20 +11,14 @@ import {
 } from '../../src/import/index.ts';
 import { openFileStore } from '../../src/store/fileStore.ts';
 import { MemoryEventStore } from '../../src/store/memoryStore.ts';
-import type { LogRecord } from '../../src/store/records.ts';
 import type { EventStore } from '../../src/store/types.ts';
 import { Transcript, text } from '../support/claudeCodeTranscript.ts';
+import { readLog } from '../support/logRecords.ts';
 import { AGENT, FIXTURES, PROJECT, SID, subagentFile, transcriptFile } from './support/fixtures.ts';
 
 async function created(store: EventStore, id: string) {
   for await (const r of store.read(id, { toSeq: 1 })) if (r.type === 'session.created') return r.data;
   throw new Error(`no session.created in ${id}`);
-}
-
-async function all(store: EventStore, id: string): Promise<LogRecord[]> {
-  const out: LogRecord[] = [];
-  for await (const r of store.read(id)) out.push(r);
-  return out;
 }
 
 describe('finding transcripts', () => {
@@ -96,7 +90,7 @@ describe('sub-agents become child sessions linked to their parent', async () => 
     const data = await created(store, importedSessionId(SID.compaction, AGENT.compact));
     expect(data.parent).toMatchObject({ agent: 'compact', toolUseId: null, run: 'r1' });
     const seq = data.parent!.compaction!.seq;
-    const target = (await all(store, importedSessionId(SID.compaction))).find((r) => r.seq === seq);
+    const target = (await readLog(store, importedSessionId(SID.compaction))).find((r) => r.seq === seq);
     expect(target?.type).toBe('compaction.finished');
     if (target?.type !== 'compaction.finished' || !target.data.ok) throw new Error('not a compaction');
     expect(target.data.summary).toContain('the user wants sum() fixed');
@@ -106,7 +100,7 @@ describe('sub-agents become child sessions linked to their parent', async () => 
     const id = importedSessionId(SID.inlineSidechain, 'side-00000000-000f-4000-8000-000000000001');
     const data = await created(store, id);
     expect(data.parent).toMatchObject({ toolUseId: 'toolu_in1', run: 'r1' });
-    expect((await all(store, id)).filter((r) => r.type === 'tool.started')).toHaveLength(1);
+    expect((await readLog(store, id)).filter((r) => r.type === 'tool.started')).toHaveLength(1);
   });
 });
 
@@ -176,7 +170,7 @@ describe('importing again', () => {
     const store = new MemoryEventStore();
     const id = importedSessionId(SID.tools);
     const first = await importTranscripts(store, [transcriptFile(SID.tools)]);
-    const full = await all(store, id);
+    const full = await readLog(store, id);
     const cut = new MemoryEventStore();
     await cut.append(id, full.slice(0, 10), { expectedSeq: 0 });
     const again = await importTranscripts(cut, [transcriptFile(SID.tools)]);
@@ -239,7 +233,7 @@ describe('malformed and unknown lines', async () => {
   const store = new MemoryEventStore();
   const report = await importTranscripts(store, [transcriptFile(SID.malformed)]);
   const entry = report.sessions[0]!;
-  const unmapped = (await all(store, entry.sessionId)).flatMap((r) =>
+  const unmapped = (await readLog(store, entry.sessionId)).flatMap((r) =>
     r.type === 'import.unmapped' ? [r.data] : [],
   );
 

@@ -9,18 +9,13 @@ import { type LogRecord, CURRENT_SCHEMA_VERSION as V } from '../../src/store/rec
 import { emptySessionState } from '../../src/store/sessionState.ts';
 import { chartOf, transitionKey } from '../../src/viz/edgeCatalog.ts';
 import { type Block, Transcript, text, toolUse } from '../support/claudeCodeTranscript.ts';
+import { readLog } from '../support/logRecords.ts';
 import { FIXTURES, SID, transcriptFile } from './support/fixtures.ts';
 import { mapLines } from './support/map.ts';
 
 const chart = chartOf();
 const EDGES = new Set(chart.edges.map((e) => e.key));
 const FINAL = new Set(chart.states.filter((s) => s.final).map((s) => s.id));
-
-async function records(store: MemoryEventStore, id: string): Promise<LogRecord[]> {
-  const out: LogRecord[] = [];
-  for await (const r of store.read(id)) out.push(r);
-  return out;
-}
 
 /** What must hold of any imported session, whatever transcript it came from. */
 function checkSession(log: readonly LogRecord[], { history = true } = {}): void {
@@ -68,7 +63,7 @@ describe('every fixture', async () => {
   it.each(
     all.map((s) => [s.sessionId, s] as const),
   )('%s: transitions are chart edges on a connected walk', async (id, s) => {
-    const log = await records(store, id);
+    const log = await readLog(store, id);
     expect(log).toHaveLength(s.records);
     expect(log.filter((r) => r.type === 'transition')).toHaveLength(s.transitions);
     expect(log.filter((r) => r.type === 'import.unmapped')).toHaveLength(s.unmapped);
@@ -80,7 +75,7 @@ describe('every fixture', async () => {
 
   it('accounts for every line of a transcript: mapped, counted as bookkeeping, or kept as unmapped', async () => {
     for (const sid of Object.values(SID)) {
-      const [created] = await records(store, `cc-${sid}`);
+      const [created] = await readLog(store, `cc-${sid}`);
       if (created?.type !== 'session.created') throw new Error('no session.created');
       const from = created.data.importedFrom!;
       const lines = readFileSync(transcriptFile(sid), 'utf8')
@@ -100,7 +95,7 @@ describe('every fixture', async () => {
   it('reaches the reasons the issue names, from real-shaped transcripts', async () => {
     const reasons = new Set<string>();
     for (const s of all)
-      for (const r of await records(store, s.sessionId))
+      for (const r of await readLog(store, s.sessionId))
         if (r.type === 'transition') reasons.add(r.data.reason);
     for (const r of [
       'query_built',
@@ -289,6 +284,6 @@ describe('any transcript, however its lines come', () => {
     // Lines in orders Claude Code never writes can leave odd histories; the walk must still hold.
     checkSession(log, { history: false });
     // Verified as read back: the store seals what it writes (schema v2).
-    expect((await verifyReplay(await records(store, 's'))).divergence).toBeNull();
+    expect((await verifyReplay(await readLog(store, 's'))).divergence).toBeNull();
   });
 });

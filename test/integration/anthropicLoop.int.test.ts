@@ -20,6 +20,7 @@ import { MemoryEventStore } from '../../src/store/memoryStore.ts';
 import type { LogRecord, RecordOf } from '../../src/store/records.ts';
 import { builtinTools } from '../../src/tools/builtin/index.ts';
 import { echoTool, fixedStopHook } from '../support/harness.ts';
+import { readLog } from '../support/logRecords.ts';
 import {
   httpError,
   type MessagesServer,
@@ -69,11 +70,7 @@ async function liveSession(extra: Partial<SessionOptions> & { apiKey?: string } 
     settings: { model: MODEL },
     ...options,
   });
-  const records = async (): Promise<LogRecord[]> => {
-    const out: LogRecord[] = [];
-    for await (const r of store.read(session.id)) out.push(r);
-    return out;
-  };
+  const records = (): Promise<LogRecord[]> => readLog(store, session.id);
   const reasons = async () =>
     (await records())
       .filter((r) => r.type === 'transition')

@@ -17,6 +17,7 @@ import { Session, type SessionOptions } from '../../src/runtime/session.ts';
 import { MemoryEventStore } from '../../src/store/memoryStore.ts';
 import { meetingTool, recordsOf, untilAbortedTool } from '../runtime/children/support.ts';
 import { echoTool } from '../support/harness.ts';
+import { readLog } from '../support/logRecords.ts';
 import {
   httpError,
   type MessagesServer,
@@ -114,14 +115,8 @@ async function sdkParent(extra: Partial<SessionOptions> = {}) {
     session,
     store,
     children: async () =>
-      recordsOf(await records(store, session.id), 'child.started').map((r) => r.data.child),
+      recordsOf(await readLog(store, session.id), 'child.started').map((r) => r.data.child),
   };
-}
-
-async function records(store: MemoryEventStore, id: string) {
-  const out = [];
-  for await (const r of store.read(id)) out.push(r);
-  return out;
 }
 
 const requestsOf = (prompt: string) => server.requests.filter((r) => firstText(r) === prompt);
@@ -151,7 +146,7 @@ describe('sub-agents on the real SDK (loopback Messages API)', () => {
       { type: 'tool_result', tool_use_id: 'toolu_t1', content: 'sum(2, 3) must be 5.' },
     ]);
     const [child] = await p.children();
-    expect(recordsOf(await records(p.store, child!), 'session.created')[0]!.data.parent).toMatchObject({
+    expect(recordsOf(await readLog(p.store, child!), 'session.created')[0]!.data.parent).toMatchObject({
       session: p.session.id,
       toolUseId: 'toolu_t1',
     });
@@ -228,10 +223,10 @@ describe('sub-agents on the real SDK (loopback Messages API)', () => {
     p.session.abort();
     expect(await run).toMatchObject({ status: 'aborted', reason: 'aborted' });
     const [child] = await p.children();
-    const childLog = await records(p.store, child!);
+    const childLog = await readLog(p.store, child!);
     expect(recordsOf(childLog, 'abort.requested')).toHaveLength(1);
     expect(recordsOf(childLog, 'run.ended')[0]!.data.status).toBe('aborted');
-    expect(recordsOf(await records(p.store, p.session.id), 'child.finished')[0]!.data.status).toBe('aborted');
+    expect(recordsOf(await readLog(p.store, p.session.id), 'child.finished')[0]!.data.status).toBe('aborted');
     expect((await verifyTree(p.store, p.session.id)).divergence).toBeNull();
   });
 });

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { SessionWriter } from '../../src/runtime/sessionWriter.ts';
 import { MemoryEventStore } from '../../src/store/memoryStore.ts';
-import type { DraftRecord, LogRecord } from '../../src/store/records.ts';
+import type { DraftRecord } from '../../src/store/records.ts';
 import { emptySessionState } from '../../src/store/sessionState.ts';
 import type { EventStore } from '../../src/store/types.ts';
+import { readLog } from '../support/logRecords.ts';
 
 const abort = (reason: string): DraftRecord => ({
   type: 'abort.requested',
@@ -26,12 +27,6 @@ function flakyStore(failures: number): EventStore & { attempts: number } {
   return store;
 }
 
-async function read(store: EventStore, id: string): Promise<LogRecord[]> {
-  const out: LogRecord[] = [];
-  for await (const r of store.read(id)) out.push(r);
-  return out;
-}
-
 describe('SessionWriter', () => {
   it('commits everything added since the last commit in one append', async () => {
     const store = new MemoryEventStore();
@@ -40,7 +35,7 @@ describe('SessionWriter', () => {
     w.add(abort('b'));
     await w.commit();
     await w.commit(); // nothing pending: no append
-    expect((await read(store, 's1')).map((r) => r.seq)).toEqual([1, 2]);
+    expect((await readLog(store, 's1')).map((r) => r.seq)).toEqual([1, 2]);
     expect(w.durableSeq).toBe(2);
   });
 
@@ -52,7 +47,7 @@ describe('SessionWriter', () => {
     expect(w.durableSeq).toBe(0);
     w.add(abort('second'));
     await w.commit();
-    const records = await read(store, 's1');
+    const records = await readLog(store, 's1');
     expect(records.map((r) => [r.seq, r.type === 'abort.requested' ? r.data.reason : ''])).toEqual([
       [1, 'first'],
       [2, 'second'],
@@ -70,6 +65,6 @@ describe('SessionWriter', () => {
     const second = w.commit();
     await expect(first).rejects.toThrow(/ENOSPC/);
     await second;
-    expect((await read(store, 's1')).map((r) => r.seq)).toEqual([1, 2]);
+    expect((await readLog(store, 's1')).map((r) => r.seq)).toEqual([1, 2]);
   });
 });

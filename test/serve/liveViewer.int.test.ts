@@ -4,17 +4,15 @@
  * run record by record (Server-Sent Events) until it ends; `serve` stops on SIGTERM with 0.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumMissing, launchChromium } from '../support/chromium.ts';
 import { CLI_BIN } from '../support/cli.ts';
 import { startHeldRun } from '../support/heldRun.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const missing = !existsSync(CHROMIUM);
 const SLOW = 120_000;
 
 let dir: string;
@@ -22,12 +20,9 @@ let browser: Browser;
 let serve: ChildProcess | undefined;
 
 beforeAll(async () => {
-  if (missing) return;
+  if (chromiumMissing) return;
   dir = await mkdtemp(path.join(tmpdir(), 'reloop-live-'));
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
+  browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {
   serve?.kill('SIGKILL');
@@ -59,7 +54,7 @@ function startServe(
   });
 }
 
-describe.skipIf(missing)('reloop serve: a session watched live while it runs', () => {
+describe.skipIf(chromiumMissing)('reloop serve: a session watched live while it runs', () => {
   it(
     'lists the session, opens its viewer, and follows the run to its end',
     async () => {

@@ -15,6 +15,7 @@ import {
   type StoreWarning,
 } from '../../src/store/fileStore.ts';
 import type { LogRecord } from '../../src/store/records.ts';
+import { exists } from '../support/files.ts';
 import { testEventStore } from './eventStoreContract.ts';
 import { testFollow } from './followContract.ts';
 import { collect, StreamBuilder, sealed, sealedLines } from './support/records.ts';
@@ -47,13 +48,6 @@ async function fixture(
 const streamFile = (dir: string, session: string) => join(dir, 'sessions', `${session}.jsonl`);
 const lockFile = (dir: string, session: string) => join(dir, 'sessions', `${session}.lock`);
 const line = (r: unknown) => `${JSON.stringify(r)}\n`;
-
-async function exists(file: string): Promise<boolean> {
-  return stat(file).then(
-    () => true,
-    () => false,
-  );
-}
 
 /** Writes a session's stream by hand, one given line per entry (for corrupt files). */
 async function writeStream(dir: string, session: string, lines: string[]): Promise<string> {

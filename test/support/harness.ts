@@ -9,6 +9,7 @@ import { MemoryEventStore } from '../../src/store/memoryStore.ts';
 import type { LogRecord } from '../../src/store/records.ts';
 import type { EventStore } from '../../src/store/types.ts';
 import type { AnyTool, Tool } from '../../src/tools/types.ts';
+import { readLog } from './logRecords.ts';
 
 /** A session on a scripted model, a virtual clock and a memory store: no real time, no network. */
 export async function scriptedSession(
@@ -35,11 +36,7 @@ export async function scriptedSession(
     client,
     clock,
     store,
-    async records(): Promise<LogRecord[]> {
-      const out: LogRecord[] = [];
-      for await (const r of store.read(s.id)) out.push(r);
-      return out;
-    },
+    records: (): Promise<LogRecord[]> => readLog(store, s.id),
     async reasons(): Promise<string[]> {
       const out: string[] = [];
       for await (const r of store.read(s.id)) if (r.type === 'transition') out.push(r.data.reason);

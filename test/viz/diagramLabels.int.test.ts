@@ -1,18 +1,16 @@
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { instance as vizInstance } from '@viz-js/viz';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diagramEdges } from '../../src/viz/diagramView.ts';
 import { toDot } from '../../src/viz/dot.ts';
 import { chartOf } from '../../src/viz/edgeCatalog.ts';
 import { toMermaid } from '../../src/viz/mermaid.ts';
 import { edgeCounts } from '../../src/viz/sessionView.ts';
+import { chromiumMissing, launchChromium } from '../support/chromium.ts';
 import { interestingSession } from './vizSessions.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const missing = !existsSync(CHROMIUM);
 const MAX_WIDTH = 1600;
 const MERMAID_JS = path.join(
   path.dirname(createRequire(import.meta.url).resolve('mermaid/package.json')),
@@ -64,7 +62,7 @@ function collisions(d: Drawing): string[] {
   return out;
 }
 
-describe.skipIf(missing)('diagram labels, as Mermaid and Graphviz lay them out in Chromium', () => {
+describe.skipIf(chromiumMissing)('diagram labels, as Mermaid and Graphviz lay them out in Chromium', () => {
   let browser: Browser;
   let page: Page;
   let viz: Awaited<ReturnType<typeof vizInstance>>;
@@ -74,10 +72,7 @@ describe.skipIf(missing)('diagram labels, as Mermaid and Graphviz lay them out i
   beforeAll(async () => {
     counts = edgeCounts((await interestingSession()).records);
     viz = await vizInstance();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1800, height: 1200 } });
   }, 60_000);
   afterAll(async () => {

@@ -1,16 +1,15 @@
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LogRecord } from '../../src/store/records.ts';
 import { renderViewerHtml } from '../../src/viz/html.ts';
+import { CHROMIUM, chromiumMissing, launchChromium } from '../support/chromium.ts';
 import { forkedSession, interestingSession, longSession, XSS_BREAKOUT, XSS_SCRIPT } from './vizSessions.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const missing = !existsSync(CHROMIUM);
-if (missing) console.warn(`viewer.int.test: skipped, ${CHROMIUM} not found (apt-get install chromium)`);
+if (chromiumMissing)
+  console.warn(`viewer.int.test: skipped, ${CHROMIUM} not found (apt-get install chromium)`);
 
 /** Every way a string could turn into markup or script, if the page ever let one. */
 const HOSTILE = `"><img src=x onerror="window.__pwned=1"><svg onload="window.__pwned=2">${XSS_SCRIPT}`;
@@ -68,19 +67,16 @@ const goToSeq = async (page: Page, seq: number) => {
 };
 
 beforeAll(async () => {
-  if (missing) return;
+  if (chromiumMissing) return;
   dir = await mkdtemp(path.join(tmpdir(), 'reloop-viewer-'));
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
+  browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {
   await browser?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-describe.skipIf(missing)('the viewer in headless Chromium', () => {
+describe.skipIf(chromiumMissing)('the viewer in headless Chromium', () => {
   let page: Page;
   let records: LogRecord[];
   beforeAll(async () => {
@@ -270,7 +266,7 @@ describe.skipIf(missing)('the viewer in headless Chromium', () => {
   });
 });
 
-describe.skipIf(missing)('the viewer on a long session', () => {
+describe.skipIf(chromiumMissing)('the viewer on a long session', () => {
   it('keeps only the rows in view in the DOM, and scrolls to the selected record', async () => {
     const records = await longSession(300);
     expect(records.length).toBeGreaterThan(3000);
@@ -284,7 +280,7 @@ describe.skipIf(missing)('the viewer on a long session', () => {
   });
 });
 
-describe.skipIf(missing)('the viewer of a fork', () => {
+describe.skipIf(chromiumMissing)('the viewer of a fork', () => {
   it('shows where the fork left its source and what differs after; opens the source', async () => {
     const { source, fork } = await forkedSession();
     const page = await open(
@@ -317,7 +313,7 @@ describe.skipIf(missing)('the viewer of a fork', () => {
   });
 });
 
-describe.skipIf(missing)('the viewer and hostile log content', () => {
+describe.skipIf(chromiumMissing)('the viewer and hostile log content', () => {
   it('shows every field from the log as text: nothing runs, no element is made from it', async () => {
     const { records } = await interestingSession();
     const parent = { session: HOSTILE, run: HOSTILE, toolUseId: HOSTILE, agent: HOSTILE };

@@ -3,31 +3,25 @@
  * call started, in one page. The session picker shows the tree; a Task call's records open
  * the child's view, the child's first record opens its parent's.
  */
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LogRecord } from '../../src/store/records.ts';
 import { renderViewerHtml } from '../../src/viz/html.ts';
 import { parentSession, taskTurn } from '../runtime/children/support.ts';
+import { chromiumMissing, launchChromium } from '../support/chromium.ts';
 import { textTurn, toolTurn } from '../support/harness.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
-const missing = !existsSync(CHROMIUM);
 
 let browser: Browser;
 let dir: string;
 const errors: string[] = [];
 
 beforeAll(async () => {
-  if (missing) return;
+  if (chromiumMissing) return;
   dir = await mkdtemp(path.join(tmpdir(), 'reloop-viewer-tree-'));
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
+  browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {
   await browser?.close();
@@ -55,7 +49,7 @@ const goToSeq = async (page: Page, seq: number) => {
   await expect.poll(() => selectedSeq(page)).toBe(seq);
 };
 
-describe.skipIf(missing)('the viewer of a parent and its sub-agents', () => {
+describe.skipIf(chromiumMissing)('the viewer of a parent and its sub-agents', () => {
   let page: Page;
   let parent: LogRecord[];
   let children: LogRecord[][];

@@ -150,19 +150,18 @@ export class RunRecorder {
     run.promptsOnly = false;
     if (run.walk.state !== 'building') return;
     this.step(done('buildQuery'), 'query_built', at);
-    this.rec('model.requested', at, {
-      purpose: 'turn',
-      model: run.model,
-      maxTokens: run.maxTokens,
-      messageCount: this.messages,
-      attempt: run.attempt,
-    });
+    this.turnRequested(run, at);
   }
 
   /** The same request again after a backoff (`recovering → requesting` is already taken). */
   retried(at: number): void {
     const run = this.open!;
     run.attempt++;
+    this.turnRequested(run, at);
+  }
+
+  /** The `model.requested` record of a turn's request, as the live runtime writes it. */
+  private turnRequested(run: OpenRun, at: number): void {
     this.rec('model.requested', at, {
       purpose: 'turn',
       model: run.model,

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import path from 'node:path';
+import { errnoCode, messageOf } from '../../lib/errors.ts';
 import {
   type FsRoot,
   HardLinkedFileError,
@@ -47,14 +48,6 @@ export function sha256(data: Buffer | string): string {
 
 export function fileFact(absolute: string, data: Buffer | string, stats: Stats): FileReadFact {
   return { path: absolute, sha256: sha256(data), mtimeMs: stats.mtimeMs };
-}
-
-export function errnoCode(e: unknown): string | undefined {
-  return typeof e === 'object' && e !== null && 'code' in e ? String(e.code) : undefined;
-}
-
-export function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
 
 /** A path argument of a tool, resolved lexically; what it really is gets checked when it is opened. */

@@ -1,11 +1,11 @@
 import { z } from 'zod';
+import { messageOf } from '../../lib/errors.ts';
 import { openFileForUpdate, type UpdatableFile } from '../confinedFs.ts';
 import type { Tool, ToolContext, ToolOutput } from '../types.ts';
 import {
   type BuiltinToolOptions,
   fileFact,
   looksBinary,
-  messageOf,
   numberLine,
   openFailure,
   splitLines,

@@ -1,11 +1,12 @@
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import { errnoCode, messageOf } from '../../lib/errors.ts';
 import { type FsRoot, OutsideRootError, statConfined } from '../confinedFs.ts';
 import { checkGlobPattern } from '../globPatterns.ts';
 import { GlobAbortedError, GlobTimeoutError, globInWorker } from '../globWorker.ts';
 import type { Tool, ToolContext } from '../types.ts';
-import { type BuiltinToolOptions, errnoCode, messageOf, openFailure, toolError, toolPath } from './common.ts';
+import { type BuiltinToolOptions, openFailure, toolError, toolPath } from './common.ts';
 
 export const GLOB_MAX_RESULTS = 100;
 

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { errnoCode, messageOf } from '../../lib/errors.ts';
 import { type FsRoot, readFileConfined, statConfined } from '../confinedFs.ts';
 import { GlobAbortedError } from '../globWorker.ts';
 import {
@@ -10,15 +11,7 @@ import {
   RegexTimeoutError,
 } from '../regexWorker.ts';
 import type { Tool, ToolContext } from '../types.ts';
-import {
-  type BuiltinToolOptions,
-  errnoCode,
-  looksBinary,
-  messageOf,
-  openFailure,
-  toolError,
-  toolPath,
-} from './common.ts';
+import { type BuiltinToolOptions, looksBinary, openFailure, toolError, toolPath } from './common.ts';
 import { confinedGlob, displayOf, listingGaveUp, patternRefusal } from './glob.ts';
 
 export const GREP_DEFAULT_HEAD_LIMIT = 250;

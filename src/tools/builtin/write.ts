@@ -1,10 +1,10 @@
 import { z } from 'zod';
+import { messageOf } from '../../lib/errors.ts';
 import { openFileForUpdate, type UpdatableFile } from '../confinedFs.ts';
 import type { FileReadFact, Tool } from '../types.ts';
 import {
   type BuiltinToolOptions,
   fileFact,
-  messageOf,
   openFailure,
   splitLines,
   staleReason,

@@ -1,5 +1,16 @@
-import path from 'node:path';
-import { type ArgumentRisk, argumentRisk } from './programArgs.ts';
+import { baseName, type CommandView, MAX_RULE_WORDS } from './bashMatch.ts';
+import {
+  DENY_SPECIAL,
+  INERT_VARIABLES,
+  NAME_CHANGING,
+  NOT_ALLOWABLE,
+  OPAQUE_WRAPPERS,
+  RUNS_STRINGS,
+  SHELLS,
+  WRAPPERS,
+} from './bashTables.ts';
+import { findExecs, shellRuns, wrapped, xargsForDeny, xargsRuns } from './bashWrapped.ts';
+import { argumentRisk } from './programArgs.ts';
 import { parseShell, type SimpleCommand } from './shellParse.ts';
 
 /**
@@ -17,16 +28,6 @@ import { parseShell, type SimpleCommand } from './shellParse.ts';
  * call is asked, not allowed.
  */
 
-/** One command as rules see it: its words after quote removal; `glob[i]` when word i may expand. */
-export interface CommandView {
-  words: string[];
-  glob: boolean[];
-  /** More arguments are appended when it runs (`xargs cmd`, `find -exec cmd {} +`). */
-  open?: boolean;
-  /** Its arguments may make the program run or change something (programArgs.ts); allow views only. */
-  risk?: ArgumentRisk;
-}
-
 export interface BashAnalysis {
   /** Commands an allow rule must cover, each of them; empty when `unaccounted` is set. */
   allowViews: CommandView[];
@@ -38,143 +39,7 @@ export interface BashAnalysis {
   denyBlind?: string;
 }
 
-/** Run their operands as a command: looked through for allow (options parsed) and deny (any offset). */
-interface WrapperSpec {
-  /** Options without an argument (short `-x` or long `--name`). */
-  flags: readonly string[];
-  /** Options that take an argument (`-n 5`, `-n5`, `--adjustment=5`, `--adjustment 5`). */
-  withArg: readonly string[];
-  /** Operands before the command (`timeout DURATION cmd`). */
-  operands?: number;
-  /** `NAME=value` operands before the command (env). */
-  assignments?: boolean;
-  /** `nice -10 cmd`. */
-  numericOption?: boolean;
-  /** With one of these the wrapper runs nothing (`command -v rm` only prints a path). */
-  noRun?: readonly string[];
-}
-
-const WRAPPERS: Record<string, WrapperSpec> = {
-  command: { flags: ['-p'], withArg: [], noRun: ['-v', '-V'] },
-  builtin: { flags: [], withArg: [] },
-  exec: { flags: ['-c', '-l'], withArg: ['-a'] },
-  env: {
-    flags: ['-i', '-0', '--ignore-environment', '--null', '-'],
-    withArg: ['-u', '--unset', '-C', '--chdir'],
-    assignments: true,
-  },
-  nice: { flags: [], withArg: ['-n', '--adjustment'], numericOption: true },
-  nohup: { flags: [], withArg: [] },
-  time: { flags: ['-p'], withArg: [] },
-  timeout: {
-    flags: ['--preserve-status', '--foreground', '-v', '--verbose'],
-    withArg: ['-s', '--signal', '-k', '--kill-after'],
-    operands: 1,
-  },
-  stdbuf: { flags: [], withArg: ['-i', '-o', '-e', '--input', '--output', '--error'] },
-  setsid: { flags: ['-c', '-f', '-w', '--ctty', '--fork', '--wait'], withArg: [] },
-  xargs: {
-    flags: [
-      '-0',
-      '-r',
-      '-t',
-      '-p',
-      '-x',
-      '-o',
-      '--null',
-      '--no-run-if-empty',
-      '--verbose',
-      '--interactive',
-      '--exit',
-      '--open-tty',
-    ],
-    withArg: [
-      '-a',
-      '-d',
-      '-E',
-      '-I',
-      '-L',
-      '-n',
-      '-P',
-      '-s',
-      '--arg-file',
-      '--delimiter',
-      '--max-lines',
-      '--max-args',
-      '--max-procs',
-      '--max-chars',
-      '--process-slot-var',
-    ],
-  },
-};
-
-/** Run their operands as a command, with options we do not parse: deny looks at every offset, allow asks. */
-const OPAQUE_WRAPPERS = new Set([
-  'sudo',
-  'doas',
-  'su',
-  'runuser',
-  'pkexec',
-  'chroot',
-  'ionice',
-  'chrt',
-  'taskset',
-  'flock',
-  'unbuffer',
-  'strace',
-  'ltrace',
-  'gdb',
-  'valgrind',
-  'firejail',
-  'unshare',
-  'nsenter',
-  'systemd-run',
-  'script',
-  'parallel',
-  'watch',
-  'ssh',
-]);
-
-const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'fish', 'busybox']);
-
-/** Builtins that change what later names mean (aliases, loaded builtins, the command hash). */
-const NAME_CHANGING = new Set(['alias', 'shopt', 'enable', 'hash']);
-
-/** Builtins that run code from a string or a file, or change the shell's state. */
-const NOT_ALLOWABLE: Record<string, string> = {
-  eval: 'eval runs a string as a command',
-  source: 'source runs a file in this shell',
-  '.': '. runs a file in this shell',
-  trap: 'trap runs a string as a command later',
-  alias: 'alias changes what names mean',
-  unalias: 'unalias changes what names mean',
-  shopt: 'shopt changes how the shell parses',
-  enable: 'enable changes the builtins',
-  hash: 'hash changes where commands are found',
-  set: 'set changes the shell state',
-  declare: 'declare assigns variables',
-  typeset: 'typeset assigns variables',
-  export: 'export assigns variables',
-  readonly: 'readonly assigns variables',
-  local: 'local assigns variables',
-  unset: 'unset changes variables',
-  let: 'let assigns variables',
-  read: 'read assigns variables',
-  mapfile: 'mapfile assigns variables and may run a callback',
-  readarray: 'readarray assigns variables and may run a callback',
-  getopts: 'getopts assigns variables',
-  compgen: 'compgen may run a command',
-  complete: 'complete may run a command later',
-  fc: 'fc runs commands from the history',
-  bind: 'bind may run a command',
-};
-
-/** Builtins that run a string they are given (`mapfile -C cmd`, `compgen -C cmd`, `fc`). */
-const RUNS_STRINGS = new Set(['mapfile', 'readarray', 'compgen', 'complete', 'fc', 'bind']);
-
 const MAX_DEPTH = 4;
-/** The most words a Bash rule may name (`Bash(git commit -m x:*)` is 4). */
-export const MAX_RULE_WORDS = 64;
 /** ssh's remote command starts after its options and the host: looked for within this many words. */
 const SSH_COMMAND_START = 12;
 /** `sudo sudo sudo …` would multiply the views; past this the command is too complex to vouch for. */
@@ -196,29 +61,6 @@ function collect(script: string, a: BashAnalysis, depth: number): void {
   }
   for (const cmd of parsed.commands) simple(cmd, a, depth);
 }
-
-/**
- * Variables a command may be given without hiding a command from deny rules. Others can make a
- * program run one: `PS4='$(rm x)' bash -x`, `BASH_ENV=f`, `GIT_SSH_COMMAND`, `PAGER`, `EDITOR`,
- * `NODE_OPTIONS`, `LD_PRELOAD`, `PATH`…
- */
-const INERT_VARIABLES = new Set([
-  'NODE_ENV',
-  'CI',
-  'DEBUG',
-  'TZ',
-  'LANG',
-  'NO_COLOR',
-  'FORCE_COLOR',
-  'COLUMNS',
-  'LINES',
-  'RUST_LOG',
-  'RUST_BACKTRACE',
-  'PYTHONUNBUFFERED',
-  'PYTHONDONTWRITEBYTECODE',
-  'PORT',
-  'VERBOSE',
-]);
 
 function simple(cmd: SimpleCommand, a: BashAnalysis, depth: number): void {
   if (cmd.assignments.length) a.unaccounted ??= `it assigns ${cmd.assignments[0]?.split('=')[0]}`;
@@ -385,112 +227,6 @@ function pushDenyView(view: CommandView, from: number, a: BashAnalysis): void {
   a.denyViews.push(view.open ? { words, glob, open: true } : { words, glob });
 }
 
-/** Names whose deny-side handling goes beyond their own view (they run or change commands). */
-const DENY_SPECIAL = new Set([
-  ...Object.keys(WRAPPERS),
-  ...OPAQUE_WRAPPERS,
-  ...SHELLS,
-  ...NAME_CHANGING,
-  ...RUNS_STRINGS,
-  'su',
-  'eval',
-  'trap',
-  'source',
-  '.',
-  'find',
-]);
-
-/** The command a wrapper runs; undefined when it runs none; a string saying why it is unclear. */
-function wrapped(view: CommandView, spec: WrapperSpec): CommandView | undefined | string {
-  const w = view.words;
-  const name = w[0];
-  let operands = spec.operands ?? 0;
-  let i = 1;
-  const bad = (opt: string) => `${name} ${opt}: an option reloop does not know for ${name}`;
-  for (; i < w.length; i++) {
-    const word = w[i] as string;
-    if (view.glob[i]) return `${name} has a glob before its command`;
-    if (word === '--') {
-      i++;
-      break;
-    }
-    if (spec.noRun?.includes(word)) return undefined;
-    if (spec.numericOption && /^-\d+$/.test(word)) continue;
-    if (spec.flags.includes(word)) continue;
-    if (word.startsWith('--')) {
-      const eq = word.indexOf('=');
-      const opt = eq < 0 ? word : word.slice(0, eq);
-      if (!spec.withArg.includes(opt)) return bad(word);
-      if (eq < 0) i++;
-      continue;
-    }
-    if (word.startsWith('-') && word.length > 1) {
-      const cluster = shortCluster(word, spec);
-      if (cluster === 'bad') return bad(word);
-      if (cluster === 'takes-next') i++;
-      continue;
-    }
-    if (spec.assignments && /^[A-Za-z_][A-Za-z0-9_]*=/.test(word)) {
-      return `${name} assigns ${word.split('=')[0]} for the command it runs`;
-    }
-    if (operands > 0) {
-      operands--;
-      continue;
-    }
-    break;
-  }
-  return { words: w.slice(i), glob: view.glob.slice(i) };
-}
-
-/** `-rn5` style clusters: 'ok', 'takes-next' (the last option's argument is the next word), 'bad'. */
-function shortCluster(word: string, spec: WrapperSpec): 'ok' | 'takes-next' | 'bad' {
-  for (let k = 1; k < word.length; k++) {
-    const opt = `-${word[k]}`;
-    if (spec.withArg.includes(opt)) return k === word.length - 1 ? 'takes-next' : 'ok';
-    if (!spec.flags.includes(opt)) return 'bad';
-  }
-  return 'ok';
-}
-
-/**
- * What a shell is told to run: a `-c` string (at `at`, which may be past the end: `xargs sh -c`
- * reads it from its input), a script file, or its input. Options are read as bash reads them:
- * `-o name` and `-O name` take the next word, clusters combine (`-ec`), `--` and `-` end them;
- * su takes `-c cmd` anywhere (`su root -c cmd`).
- */
-function shellRuns(view: CommandView): { kind: 'string'; at: number } | { kind: 'file' | 'input' } {
-  const w = view.words;
-  if (baseName(w[0] as string) === 'su') {
-    for (let i = 1; i < w.length; i++) {
-      const word = w[i] as string;
-      if (word === '-c' || word === '--command') return { kind: 'string', at: i + 1 };
-      if (/^-[A-Za-z]*c/.test(word) || word.startsWith('--command=')) return { kind: 'string', at: i };
-    }
-    return { kind: 'input' };
-  }
-  let c = false;
-  let i = 1;
-  for (; i < w.length; i++) {
-    const word = w[i] as string;
-    if (word === '--' || word === '-') {
-      i++;
-      break;
-    }
-    if (!/^[-+]./.test(word)) break;
-    if (word.startsWith('--')) {
-      if (word === '--command') return { kind: 'string', at: i + 1 };
-      if (word === '--rcfile' || word === '--init-file') i++;
-      continue;
-    }
-    for (const ch of word.slice(1)) {
-      if (ch === 'c') c = true;
-      else if (ch === 'o' || ch === 'O') i++; // -o errexit, +O extglob
-    }
-  }
-  if (c) return { kind: 'string', at: i };
-  return i < w.length ? { kind: 'file' } : { kind: 'input' };
-}
-
 /**
  * Deny rules look into the command string at `view.words[at]`; a string that is not there (it
  * comes from xargs' input) or that bash, xargs or find fill in at run time hides its commands.
@@ -505,140 +241,4 @@ function collectString(view: CommandView, at: number, a: BashAnalysis, depth: nu
     return;
   }
   collect(text, a, depth + 1);
-}
-
-/** xargs' replace-string (`-I R`, `-iR`, `-i`, `--replace[=R]`), or undefined. */
-function xargsReplace(words: readonly string[]): { replace: string; at: number } | undefined {
-  for (let i = 1; i < words.length; i++) {
-    const w = words[i] as string;
-    if (w === '--' || !w.startsWith('-')) return undefined;
-    if (w === '-I')
-      return words[i + 1] === undefined ? undefined : { replace: words[i + 1] as string, at: i + 1 };
-    if (w.startsWith('-I')) return { replace: w.slice(2), at: i };
-    if (w === '-i' || w === '--replace') return { replace: '{}', at: i };
-    if (w.startsWith('-i')) return { replace: w.slice(2), at: i };
-    if (w.startsWith('--replace=')) return { replace: w.slice('--replace='.length), at: i };
-  }
-  return undefined;
-}
-
-/** A word xargs or find fills in at run time: it may be anything. */
-const FILLED: { value: string; glob: boolean } = { value: '*', glob: true };
-
-function fillIn(view: CommandView, from: number, marker: string): CommandView {
-  const words = view.words.slice();
-  const glob = view.glob.slice();
-  for (let i = from; i < words.length; i++) {
-    if ((words[i] as string).includes(marker)) {
-      words[i] = FILLED.value;
-      glob[i] = FILLED.glob;
-    }
-  }
-  return { ...view, words, glob };
-}
-
-/**
- * What xargs runs, as rules must see it: with `-I R` every word containing R is replaced by a
- * line of input (so it may be anything); without, input lines are appended (an open view).
- */
-function xargsRuns(view: CommandView, inner: CommandView): CommandView {
-  const r = xargsReplace(view.words);
-  if (!r) return { ...inner, open: true };
-  if (r.replace === '') return { ...inner, open: true };
-  return fillIn(inner, 1, r.replace);
-}
-
-function xargsForDeny(view: CommandView): CommandView {
-  const r = xargsReplace(view.words);
-  if (!r || r.replace === '') return { ...view, open: true };
-  const filled = fillIn(view, r.at + 1, r.replace);
-  return filled;
-}
-
-/** The commands `find … -exec cmd args ;` (and -execdir, -ok, -okdir) runs. */
-function findExecs(view: CommandView): CommandView[] {
-  const out: CommandView[] = [];
-  const w = view.words;
-  for (let i = 1; i < w.length; i++) {
-    if (!['-exec', '-execdir', '-ok', '-okdir'].includes(w[i] as string)) continue;
-    let j = i + 1;
-    while (j < w.length && w[j] !== ';' && w[j] !== '+') j++;
-    // find puts a path wherever `{}` occurs, command name included (`-exec {} x ;` runs the file).
-    const run = fillIn({ words: w.slice(i + 1, j), glob: view.glob.slice(i + 1, j) }, 0, '{}');
-    out.push(w[j] === '+' ? { ...run, open: true } : run);
-    i = j;
-  }
-  return out;
-}
-
-function baseName(word: string): string {
-  return word.includes('/') ? path.posix.basename(word) : word;
-}
-
-/** The words of a rule's command (`npm test`, `git commit -m "x"`), parsed like a command. */
-export function ruleWords(spec: string): string[] | string {
-  const parsed = parseShell(spec);
-  if (parsed.opaque) return `it contains ${parsed.opaque}`;
-  const [cmd, ...more] = parsed.commands;
-  if (!cmd || more.length) return 'a Bash rule names exactly one simple command';
-  if (cmd.assignments.length || cmd.redirects.length) {
-    return 'a Bash rule names a command and its arguments only (no assignments or redirections)';
-  }
-  if (cmd.words.length > MAX_RULE_WORDS) return `a Bash rule names at most ${MAX_RULE_WORDS} words`;
-  return cmd.words.map((w) => w.value);
-}
-
-/**
- * Whether `view` starts with (`prefix`) or is exactly `rule`. `generous` (deny rules): a glob word
- * matches any rule word it could expand to, and the rule's command name is compared by basename.
- */
-export function viewMatches(
-  view: CommandView,
-  rule: readonly string[],
-  prefix: boolean,
-  generous: boolean,
-): boolean {
-  const n = view.words.length;
-  // An open view gets more words at run time: never exactly a rule's command for allow; for deny,
-  // the words it lacks may be the rule's next ones (`echo -rf / | xargs rm` is `rm -rf /`).
-  const growable = view.open === true && generous;
-  if (view.open && !generous && !prefix) return false;
-  if (n < rule.length && !growable) return false;
-  if (!prefix && n > rule.length) return false;
-  for (let i = 0; i < Math.min(n, rule.length); i++) {
-    let want = rule[i] as string;
-    if (generous && i === 0) want = baseName(want);
-    const got = view.words[i] as string;
-    if (got === want) continue;
-    if (generous && view.glob[i] && globCouldMatch(got, want)) continue;
-    return false;
-  }
-  return true;
-}
-
-/** Whether bash pathname expansion of `pattern` could produce `literal`. Unsure means yes. */
-export function globCouldMatch(pattern: string, literal: string): boolean {
-  const base = pattern.includes('/') ? path.posix.basename(pattern) : pattern;
-  let re = '';
-  for (let i = 0; i < base.length; i++) {
-    const c = base[i] as string;
-    if (c === '*') re += '.*';
-    else if (c === '?') re += '.';
-    else if (c === '[') {
-      const end = base.indexOf(']', i + 2);
-      if (end < 0) {
-        re += '\\[';
-        continue;
-      }
-      let body = base.slice(i + 1, end);
-      if (body.startsWith('!')) body = `^${body.slice(1)}`;
-      re += `[${body.replace(/\\/g, '\\\\')}]`;
-      i = end;
-    } else re += c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-  }
-  try {
-    return new RegExp(`^${re}$`, 's').test(literal);
-  } catch {
-    return true;
-  }
 }

@@ -1,5 +1,6 @@
 export { printable } from '../../lib/printable.ts';
-export { analyseBash, type BashAnalysis, type CommandView } from './bashCommand.ts';
+export { analyseBash, type BashAnalysis } from './bashCommand.ts';
+export type { CommandView } from './bashMatch.ts';
 export { approvalQuestion } from './display.ts';
 export { FILE_EDIT_TOOLS, modeDecision, type PermissionMode, PermissionModeSchema } from './modes.ts';
 export { createPermissionPolicy, type PermissionPolicyOptions } from './policy.ts';

@@ -2,7 +2,8 @@ import os from 'node:os';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import type { ResolvedPath } from '../paths.ts';
-import { analyseBash, type BashAnalysis, ruleWords, viewMatches } from './bashCommand.ts';
+import { analyseBash, type BashAnalysis } from './bashCommand.ts';
+import { ruleWords, viewMatches } from './bashMatch.ts';
 
 export class PermissionRuleError extends Error {
   readonly code = 'INVALID_PERMISSION_RULE';

@@ -6,10 +6,11 @@ import { loadRecords } from '../../../src/replay/loadSession.ts';
 import { counterIds, seededRandom, VirtualClock } from '../../../src/runtime/determinism.ts';
 import { Session, type SessionOptions } from '../../../src/runtime/session.ts';
 import { MemoryEventStore } from '../../../src/store/memoryStore.ts';
-import type { LogRecord, RecordOf } from '../../../src/store/records.ts';
+import type { LogRecord } from '../../../src/store/records.ts';
 import type { EventStore } from '../../../src/store/types.ts';
 import type { Tool } from '../../../src/tools/types.ts';
 import { echoTool } from '../../support/harness.ts';
+import { recordsOf } from '../../support/logRecords.ts';
 
 /** A parent session on a scripted model whose `children` answer its sub-agents, by Task call id. */
 export async function parentSession(
@@ -43,12 +44,7 @@ export async function parentSession(
   };
 }
 
-export function recordsOf<T extends LogRecord['type']>(
-  records: readonly LogRecord[],
-  type: T,
-): RecordOf<T>[] {
-  return records.filter((r): r is RecordOf<T> => r.type === type);
-}
+export { recordsOf };
 
 export const reasonsOf = (records: readonly LogRecord[]) =>
   recordsOf(records, 'transition').map((r) => r.data.reason);

@@ -7,9 +7,10 @@ import {
   type TransitionReason,
 } from '../../../src/machines/reasons.ts';
 import { type RunResult, Session } from '../../../src/runtime/session.ts';
-import type { LogRecord, RecordOf } from '../../../src/store/records.ts';
+import type { LogRecord } from '../../../src/store/records.ts';
 import type { Tool } from '../../../src/tools/types.ts';
 import type { scriptedSession } from '../../support/harness.ts';
+import { recordsOf } from '../../support/logRecords.ts';
 
 export type Harness = Awaited<ReturnType<typeof scriptedSession>>;
 
@@ -69,12 +70,7 @@ export function reasonsOwnedBy(area: Area): TransitionReason[] {
   return (Object.keys(REASON_DOCS) as TransitionReason[]).filter((r) => REASON_OWNER[r] === area);
 }
 
-export function recordsOf<T extends LogRecord['type']>(
-  records: readonly LogRecord[],
-  type: T,
-): RecordOf<T>[] {
-  return records.filter((r): r is RecordOf<T> => r.type === type);
-}
+export { recordsOf };
 
 /** Transition reasons of one run, in the order they were logged. */
 export async function runReasons(h: Harness, runId: string): Promise<string[]> {

@@ -1,27 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { bashTool } from '../../../src/tools/builtin/bash.ts';
 import { analyseBash } from '../../../src/tools/permissions/bashCommand.ts';
-import {
-  createPermissionPolicy,
-  type PermissionPolicyOptions,
-} from '../../../src/tools/permissions/index.ts';
 import { PermissionRuleError, parseRule } from '../../../src/tools/permissions/rules.ts';
-import type { PermissionResult } from '../../../src/tools/types.ts';
+import { decideBash as decide } from '../../support/bashDecision.ts';
 
 /** Bash permission rules against a model that tries to get around them (issue 9, item 2). */
-
-const bash = bashTool();
-async function decide(
-  opts: Omit<PermissionPolicyOptions, 'cwd'>,
-  command: string,
-): Promise<PermissionResult> {
-  return createPermissionPolicy({ ...opts, cwd: '/repo' })({
-    tool: bash,
-    input: { command },
-    toolUseId: 't',
-    cwd: '/repo',
-  });
-}
 
 describe('the issue’s reproductions', () => {
   it("plan mode + Bash(echo:*): echo $'\\'' ; touch PWNED #' is denied (plan), and never allowed by the rule", async () => {

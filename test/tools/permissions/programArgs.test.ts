@@ -1,29 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { bashTool } from '../../../src/tools/builtin/bash.ts';
-import {
-  createPermissionPolicy,
-  type PermissionPolicyOptions,
-} from '../../../src/tools/permissions/index.ts';
-import { sedScriptRisk } from '../../../src/tools/permissions/programArgs.ts';
-import type { PermissionResult } from '../../../src/tools/types.ts';
+import { sedScriptRisk } from '../../../src/tools/permissions/sedScript.ts';
+import { decideBash as decide } from '../../support/bashDecision.ts';
 
 /**
  * The second adversarial pass over Bash rules: arguments that turn an allowed program into a
  * command runner, words that xargs and find fill in, and shell options that hide a -c string.
  */
-
-const bash = bashTool();
-async function decide(
-  opts: Omit<PermissionPolicyOptions, 'cwd'>,
-  command: string,
-): Promise<PermissionResult> {
-  return createPermissionPolicy({ ...opts, cwd: '/repo' })({
-    tool: bash,
-    input: { command },
-    toolUseId: 't',
-    cwd: '/repo',
-  });
-}
 
 const RULES = [
   'Bash(npm test:*)',
