@@ -16,6 +16,7 @@ import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LogRecord } from '../../src/store/records.ts';
 import { CLI_BIN, jsonLines, onlyJson, runCli } from '../support/cli.ts';
+import { recordsOf } from '../support/logRecords.ts';
 import {
   httpError,
   type MessagesServer,
@@ -69,9 +70,6 @@ function oneLine(r: { stderr: string }, code: string): void {
   expect(r.stderr.trimEnd()).toMatch(new RegExp(`^reloop: .*\\[${code}\\]$`));
 }
 
-const ofType = <T extends LogRecord['type']>(log: LogRecord[], type: T) =>
-  log.filter((r): r is Extract<LogRecord, { type: T }> => r.type === type);
-
 /** An agent file as Claude Code writes one: only Read and Glob, and a body that is its system prompt. */
 async function readerAgent(dir: string): Promise<string> {
   const agents = path.join(dir, 'agents');
@@ -113,12 +111,12 @@ describe('sub-agents (issue 10) through reloop run and the Messages API', () => 
       const store = path.join(cwd, 'st');
       const parent = await logOf(store, sessionId);
 
-      const started = ofType(parent, 'child.started');
+      const started = recordsOf(parent, 'child.started');
       expect(started).toHaveLength(1);
       expect(Object.keys(started[0]!.data).sort()).toEqual(['agent', 'child', 'toolUseId']);
       const child = started[0]!.data.child;
       expect(started[0]!.data).toEqual({ toolUseId: 'toolu_task_a', child, agent: 'reader' });
-      const finished = ofType(parent, 'child.finished');
+      const finished = recordsOf(parent, 'child.finished');
       expect(Object.keys(finished[0]!.data).sort()).toEqual([
         'child',
         'reason',
@@ -135,11 +133,11 @@ describe('sub-agents (issue 10) through reloop run and the Messages API', () => 
         turns: 2,
       });
       // The child's last text is the Task result.
-      const result = ofType(parent, 'tool.finished').find((t) => t.data.toolUseId === 'toolu_task_a');
+      const result = recordsOf(parent, 'tool.finished').find((t) => t.data.toolUseId === 'toolu_task_a');
       expect(result?.data.result).toEqual({ content: 'notes.txt says "buy milk".', isError: false });
 
       const childLog = await logOf(store, child);
-      const created = ofType(childLog, 'session.created')[0]!;
+      const created = recordsOf(childLog, 'session.created')[0]!;
       expect(created.data.parent).toEqual({
         session: sessionId,
         run: parent.find((x) => x.type === 'run.started')!.run,
@@ -195,11 +193,11 @@ describe('sub-agents (issue 10) through reloop run and the Messages API', () => 
       );
       expect(r.code, r.stderr).toBe(0);
       const parent = await logOf(path.join(cwd, 'st'), onlyJson<{ sessionId: string }>(r).sessionId);
-      expect(ofType(parent, 'child.finished')[0]!.data).toMatchObject({
+      expect(recordsOf(parent, 'child.finished')[0]!.data).toMatchObject({
         status: 'failed',
         reason: 'max_turns_reached',
       });
-      const result = ofType(parent, 'tool.finished').find((t) => t.data.toolUseId === 'toolu_task_b')!;
+      const result = recordsOf(parent, 'tool.finished').find((t) => t.data.toolUseId === 'toolu_task_b')!;
       expect(result.data.result.isError).toBe(true);
       expect(result.data.result.content).toContain('max_turns_reached');
       expect(childReplies).toEqual([]);
@@ -225,7 +223,7 @@ describe('--max-attempts (issue 14) against HTTP errors', () => {
       const run = onlyJson<{ sessionId: string; status: string; reason: string }>(r);
       expect(run).toMatchObject({ status: 'failed', reason: 'model_error' });
       const log = await logOf(path.join(cwd, 'st'), run.sessionId);
-      expect(ofType(log, 'model.requested')).toHaveLength(2);
+      expect(recordsOf(log, 'model.requested')).toHaveLength(2);
       expect(parentReplies.splice(0)).toEqual([textReply('never asked for')]);
     },
     SLOW,
@@ -251,7 +249,7 @@ describe('durable approvals (issue 11): the JSON the commands and records carry'
         run,
       );
       expect({ status, reason }).toEqual({ status: 'paused', reason: 'awaiting_approval' });
-      const requested = ofType(await logOf(path.join(cwd, 'st'), sessionId), 'approval.requested');
+      const requested = recordsOf(await logOf(path.join(cwd, 'st'), sessionId), 'approval.requested');
       expect(requested.map((x) => x.data)).toEqual([
         {
           toolUseId: 'toolu_bash_1',
@@ -455,7 +453,7 @@ describePg('submit takes the run flags; a worker runs with them (issue 11 with 1
       const log = jsonLines<LogRecord>(
         (await runCli(['log', child!.id, '--store', url, '--json'], { cwd })).stdout,
       );
-      const config = ofType(log, 'run.started')[0]!.data.config;
+      const config = recordsOf(log, 'run.started')[0]!.data.config;
       expect(config).toMatchObject({ maxTurns: 3, maxTransportAttempts: 2 });
       const tree = await runCli(['replay', sessionId, '--verify', '--tree', '--store', url, '--json'], {
         cwd,
