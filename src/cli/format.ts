@@ -65,7 +65,9 @@ function describe(r: LogRecord): string {
     case 'abort.requested':
       return `abort requested${r.data.reason ? `: ${r.data.reason}` : ''}`;
     case 'approval.requested':
-      return `approval requested for ${r.data.tool} ${clip(JSON.stringify(r.data.input), 70)} (${r.data.toolUseId})`;
+      return r.data.child
+        ? `waits for sub-agent ${r.data.child}, parked on approvals (${r.data.toolUseId})`
+        : `approval requested for ${r.data.tool} ${clip(JSON.stringify(r.data.input), 70)} (${r.data.toolUseId})`;
     case 'approval.decided':
       return `approval ${r.data.decision === 'allow' ? 'granted' : 'denied'} for ${r.data.toolUseId} by ${r.data.by}${r.data.message ? `: ${clip(r.data.message, 60)}` : ''}`;
     case 'transition':

@@ -8,7 +8,7 @@ import { costOf, priceOf } from '../model/pricing.ts';
 import { parseScriptText, ScriptError } from '../model/script.ts';
 import { ScriptedModelClient } from '../model/scripted.ts';
 import type { ModelClient } from '../model/types.ts';
-import { AwaitingApprovalError, pendingApprovals } from '../runtime/approvals.ts';
+import { AwaitingApprovalError, pendingApprovals, pendingBelow } from '../runtime/approvals.ts';
 import type { RunSettings } from '../runtime/config.ts';
 import { NothingToRunError, type RunResult, Session, type SessionOptions } from '../runtime/session.ts';
 import type { EventStore } from '../store/types.ts';
@@ -183,7 +183,16 @@ export async function runPrepared(
       for (const a of pendingApprovals(session.state)) {
         out(`  waits:  ${a.tool} ${JSON.stringify(a.input).slice(0, 100)} (${a.toolUseId})`);
       }
-      out(`  answer: ${selfCommand()} approve|deny ${sessionId} <toolUseId>, then run --resume ${sessionId}`);
+      // Parked on sub-agents: their calls are answered in their own sessions.
+      const below = await pendingBelow(common.store, sessionId, session.state);
+      for (const w of below) {
+        out(
+          `  waits:  ${w.entry.tool} ${JSON.stringify(w.entry.input).slice(0, 100)} (${w.entry.toolUseId} of sub-agent ${w.session})`,
+        );
+      }
+      out(
+        `  answer: ${selfCommand()} approve|deny ${below.length > 0 ? '<session>' : sessionId} <toolUseId>, then run --resume ${sessionId}`,
+      );
     }
     const where = storeLocationOf(opts);
     const store = opts.store ? ` --store ${storeLabel(opts)}` : '';

@@ -89,8 +89,9 @@ export interface ToolBatchResult {
   /** Model usage the tools spent (sub-agents that finished): it counts towards the run's budget. */
   usage?: Usage;
   /**
-   * Calls waiting for an approval nobody attached can give: nothing in the batch ran, and the
-   * run parks (awaiting_approval). Absent or empty otherwise.
+   * Calls waiting for an approval nobody attached can give (nothing in the batch ran), or `Task`
+   * calls whose sub-agents parked on theirs (the rest of the batch ran; its results are logged and
+   * carried into the resumed batch): the run parks (awaiting_approval). Absent or empty otherwise.
    */
   parked?: ParkedCall[];
 }
@@ -101,6 +102,8 @@ export interface ParkedCall {
   tool: string;
   input: unknown;
   message?: string;
+  /** A `Task` call whose sub-agent parked: it waits for that session's approvals. */
+  child?: string;
 }
 
 export interface CompactInput {

@@ -141,6 +141,8 @@ export function expectedCompaction(
 export function toolBatchProblem(
   uses: readonly ToolUseBlock[],
   slice: readonly LogRecord[],
+  /** The sub-agent a call of a resumed batch was already parked on (announced in an earlier run). */
+  parkedChild: (toolUseId: string) => string | undefined = () => undefined,
 ): Mismatch | null {
   const byId = new Map<string, { name: string; index: number }>();
   uses.forEach((u, index) => {
@@ -149,6 +151,7 @@ export function toolBatchProblem(
   const denied = new Set<string>();
   const started = new Set<string>();
   const finished = new Set<string>();
+  const children = new Map<string, string>();
   const problem = (r: LogRecord, expected: unknown, actual: unknown, detail: string): Mismatch => ({
     seq: r.seq,
     expected,
@@ -182,6 +185,18 @@ export function toolBatchProblem(
         if (r.data.hook === 'PreToolUse' && r.data.decision === 'deny' && r.data.toolUseId)
           denied.add(r.data.toolUseId);
         break;
+      case 'child.started':
+        children.set(r.data.toolUseId, r.data.child);
+        break;
+      case 'approval.requested': {
+        // A Task call parked on its sub-agent: started in this batch, and on the child it announced.
+        const id = r.data.toolUseId;
+        if (r.data.child === undefined) break;
+        const child = children.get(id) ?? parkedChild(id);
+        if (!byId.has(id) || !started.has(id) || child !== r.data.child)
+          return problem(r, child ?? null, r.data.child, 'a call parked on a sub-agent it did not start');
+        break;
+      }
       case 'tool.started':
         if (started.has(r.data.toolUseId))
           return problem(r, null, r.data.toolUseId, 'a tool call started twice');

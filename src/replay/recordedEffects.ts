@@ -15,6 +15,8 @@ import { decideStop, type StopAnswer } from '../machines/stopDecision.ts';
 import { addUsage, estimateTokens, type ToolResultBlock, type Usage } from '../model/messages.ts';
 import type { ModelRequest, ModelResponse } from '../model/types.ts';
 import type { LogRecord, RecordOf } from '../store/records.ts';
+import { toolResultBlock } from '../store/refs.ts';
+import type { SessionState } from '../store/sessionState.ts';
 import { expectedCompaction, expectedRequest, toolBatchProblem } from './derivedFacts.ts';
 
 /**
@@ -33,6 +35,12 @@ export interface FactSource {
   endOfLog(): void;
   /** A record of the slice is not what the live effect would have logged given the others. */
   mismatch(seq: number, expected: unknown, actual: unknown, detail: string): void;
+  /**
+   * What the session knew when the run started: the results a parked run logged for calls that
+   * ran beside a parked sub-agent (carried into the resumed batch, not run again), and the
+   * sub-agent each parked `Task` call waits for.
+   */
+  readonly before?: Pick<SessionState, 'unappendedResults' | 'approvals'>;
 }
 
 const aborted: ActorFailure = { kind: 'aborted', message: 'aborted (recorded)' };
@@ -156,7 +164,7 @@ export function recordedEffects(src: FactSource): EffectHandlers {
     runTools: replayed('runTools', async (input: RunToolsInput, { i, slice }): Promise<ToolBatchResult> => {
       if (!slice) return never(src);
       // Checked first: a batch the log cuts short (a crash) still has its records checked.
-      const problem = toolBatchProblem(input.toolUses, slice);
+      const problem = toolBatchProblem(input.toolUses, slice, (id) => src.before?.approvals.get(id)?.child);
       if (problem) return halt(src, problem.seq, problem.expected, problem.actual, problem.detail);
       const parked = slice.flatMap((r) => (r.type === 'approval.requested' ? [r.data] : []));
       if (parked.length > 0) return { results: [], aborted: false, appendedTokens: 0, parked };
@@ -166,7 +174,13 @@ export function recordedEffects(src: FactSource): EffectHandlers {
       const results: ToolResultBlock[] = [];
       for (const use of input.toolUses) {
         const f = byId.get(use.id);
-        if (!f) return never(src);
+        if (!f) {
+          // A parked batch resumed: a call that ran before it parked keeps its logged result.
+          const carried = src.before?.unappendedResults.get(use.id);
+          if (!carried) return never(src);
+          results.push(toolResultBlock(use.id, carried));
+          continue;
+        }
         results.push({
           type: 'tool_result',
           tool_use_id: use.id,

@@ -160,6 +160,7 @@ async function verifyRun(
       );
     },
     mismatch: diverge,
+    before: run.before,
   };
 
   const observer = {

@@ -21,6 +21,28 @@ export class AwaitingApprovalError extends Error {
   }
 }
 
+/**
+ * A session parked on its sub-agents was resumed while one of them still waits for an answer:
+ * resuming would only park the tree again. Names the session and the call to answer first.
+ */
+export class SubAgentAwaitingApprovalError extends AwaitingApprovalError {
+  constructor(
+    sessionId: string,
+    readonly waiting: readonly TreeApproval[],
+  ) {
+    super(
+      sessionId,
+      waiting.map((w) => w.entry.toolUseId),
+    );
+    const first = waiting[0]!;
+    this.message =
+      `session ${sessionId} is parked on its sub-agents' tool calls awaiting approval (` +
+      `${waiting.map((w) => `${w.entry.toolUseId} of session ${w.session}`).join(', ')}): ` +
+      `approve or deny them (reloop approve|deny ${first.session} ${first.entry.toolUseId}), then resume it`;
+    this.name = 'SubAgentAwaitingApprovalError';
+  }
+}
+
 export class ApprovalNotFoundError extends Error {
   readonly code = 'APPROVAL_NOT_FOUND';
   constructor(
@@ -48,9 +70,87 @@ export function parkedCalls(state: SessionState): ApprovalEntry[] {
   });
 }
 
-/** The approvals a session waits for: parked calls nobody has answered yet. */
+/**
+ * The approvals a session waits for: parked calls nobody has answered yet. A `Task` call parked
+ * on its sub-agent is not one of them (its child's calls are: see `pendingInTree`).
+ */
 export function pendingApprovals(state: SessionState): ApprovalEntry[] {
-  return parkedCalls(state).filter((a) => a.decision === null);
+  return parkedCalls(state).filter((a) => a.decision === null && a.child === undefined);
+}
+
+/** An approval some session of a tree waits for. */
+export interface TreeApproval {
+  session: string;
+  /** The session whose `Task` call started it (null: the root itself). */
+  parent: string | null;
+  entry: ApprovalEntry;
+}
+
+async function loadState(store: EventStore, sessionId: string): Promise<SessionState> {
+  let state = emptySessionState();
+  for await (const r of store.read(sessionId)) state = evolve(state, r);
+  return state;
+}
+
+/**
+ * The unanswered approvals below a parked session: those of each sub-agent its `Task` calls are
+ * parked on, and of theirs in turn. The session's own are `pendingApprovals(state)`.
+ */
+export async function pendingBelow(
+  store: EventStore,
+  sessionId: string,
+  state: SessionState,
+): Promise<TreeApproval[]> {
+  const out: TreeApproval[] = [];
+  for (const call of parkedCalls(state)) {
+    if (call.child === undefined || !(await store.exists(call.child))) continue;
+    const child = await loadState(store, call.child);
+    for (const entry of pendingApprovals(child)) out.push({ session: call.child, parent: sessionId, entry });
+    out.push(...(await pendingBelow(store, call.child, child)));
+  }
+  return out;
+}
+
+/**
+ * The tree a session is the root of: whether it is parked, every unanswered approval of the
+ * tree (its own first), and its last seq (where a re-queued run takes over).
+ */
+export async function treeApprovals(
+  store: EventStore,
+  root: string,
+): Promise<{ parked: boolean; pending: TreeApproval[]; lastSeq: number }> {
+  const state = await loadState(store, root);
+  return {
+    parked: parkedCalls(state).length > 0,
+    pending: [
+      ...pendingApprovals(state).map((entry) => ({ session: root, parent: null, entry })),
+      ...(await pendingBelow(store, root, state)),
+    ],
+    lastSeq: state.lastSeq,
+  };
+}
+
+/** The session whose `Task` call started `sessionId` (null for a top-level session). */
+export async function parentOf(store: EventStore, sessionId: string): Promise<string | null> {
+  for await (const r of store.read(sessionId, { toSeq: 1 })) {
+    if (r.type === 'session.created') return r.data.parent?.session ?? null;
+  }
+  return null;
+}
+
+/** The top-level session of the tree `sessionId` belongs to, and the chain of parents up to it. */
+export async function rootOf(
+  store: EventStore,
+  sessionId: string,
+): Promise<{ root: string; parent: string | null }> {
+  const parent = await parentOf(store, sessionId);
+  let root = sessionId;
+  // A cycle cannot be written (a child's id is announced before it exists); the bound is a guard.
+  for (let up = parent, depth = 0; up !== null && depth < 100; depth++) {
+    root = up;
+    up = await parentOf(store, up);
+  }
+  return { root, parent };
 }
 
 export interface Decision {
@@ -74,8 +174,7 @@ export async function decideApproval(
   clock: Clock = systemClock,
 ): Promise<{ state: SessionState; pending: ApprovalEntry[] }> {
   for (let attempt = 0; ; attempt++) {
-    let state = emptySessionState();
-    for await (const r of store.read(sessionId)) state = evolve(state, r);
+    const state = await loadState(store, sessionId);
     const entry = parkedCalls(state).find((a) => a.toolUseId === toolUseId);
     if (!entry) {
       const known = state.approvals.get(toolUseId);
@@ -85,6 +184,13 @@ export async function decideApproval(
         known
           ? `${toolUseId} is not waiting for approval (its batch was already resumed)`
           : `no approval request ${toolUseId} (reloop approvals lists them)`,
+      );
+    }
+    if (entry.child !== undefined) {
+      throw new ApprovalNotFoundError(
+        sessionId,
+        toolUseId,
+        `${toolUseId} waits for its sub-agent, session ${entry.child}: answer that session's calls (reloop approvals)`,
       );
     }
     if (entry.decision) {

@@ -167,6 +167,10 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
           defaultTimeoutMs: d.toolTimeoutMs,
           maxInputBytes: d.maxToolInputBytes,
           now: elapsed,
+          // A parked batch resumed: the calls that ran before it parked keep their logged results.
+          ...(d.writer.state.unappendedResults.size > 0
+            ? { answered: d.writer.state.unappendedResults }
+            : {}),
         },
         {
           onPermission: (p) => rec('permission.decided', p),

@@ -4,7 +4,7 @@ import { AppendOnlyList } from '../lib/appendOnlyList.ts';
 import type { EffectHandlers } from '../machines/effects.ts';
 import { type QueryLoopMachine, queryLoopMachine, withEffects } from '../machines/queryLoop.machine.ts';
 import { INTERRUPTED_RUN_REASON, TERMINAL_STATUS, type TerminalReason } from '../machines/reasons.ts';
-import type { Message, ToolResultBlock, Usage } from '../model/messages.ts';
+import { hasToolUse, type Message, type ToolResultBlock, type Usage } from '../model/messages.ts';
 import type { ModelClient, ModelStreamEvent } from '../model/types.ts';
 import { fold } from '../store/evolve.ts';
 import type {
@@ -21,7 +21,12 @@ import type { EventStore } from '../store/types.ts';
 import { runToolBatch } from '../tools/orchestrator.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import type { AnyTool, AskUser, CanUseTool, ToolHooks } from '../tools/types.ts';
-import { AwaitingApprovalError, parkedCalls } from './approvals.ts';
+import {
+  AwaitingApprovalError,
+  parkedCalls,
+  pendingBelow,
+  SubAgentAwaitingApprovalError,
+} from './approvals.ts';
 import type { BackoffPolicy } from './backoff.ts';
 import type { BudgetPolicy } from './budget.ts';
 import { Children, type SubAgentsOptions, taskTool, withTaskTool } from './children/index.ts';
@@ -212,6 +217,9 @@ export class Session {
       if ((prompt ?? null) === null && this.state.messages.length === 0) {
         throw new NothingToRunError(this.id);
       }
+      // Parked on sub-agents that still wait for answers: resuming would only park again.
+      const below = await pendingBelow(this.opts.store, this.id, this.state);
+      if (below.length > 0) throw new SubAgentAwaitingApprovalError(this.id, below);
       // A parked batch's open tool calls need their results before anything else is said.
       const waiting = parkedCalls(this.state);
       if ((prompt ?? null) !== null && waiting.length > 0) {
@@ -251,7 +259,8 @@ export class Session {
     if (prompt !== null) {
       const message: Message = typeof prompt === 'string' ? { role: 'user', content: prompt } : prompt;
       this.rec(runId, 'user.message', { message });
-    } else if (last?.role === 'assistant' && !parked) {
+    } else if (last?.role === 'assistant' && !parked && !hasToolUse(last.content)) {
+      // (Tool calls still open after the repairs: a sub-agent parked again, the chart resumes the batch.)
       // The model had already answered; a request ending on its own message would be a prefill.
       this.rec(runId, 'user.message', { message: { role: 'user', content: 'Continue where you left off.' } });
     }
@@ -390,11 +399,23 @@ export class Session {
         },
       );
     }
+    let outputsParked = false;
     if (plan.children.length > 0) {
       const children = this.children!;
       const outputs = await Promise.all(plan.children.map((c) => children.resume(c, signal)));
       plan.children.forEach((c, i) => {
         const out = outputs[i]!;
+        if (out.parkedOn !== undefined) {
+          // Resumed, the child parked on approvals: the call stays open, the batch parks on it.
+          outputsParked = true;
+          this.rec(runId, 'approval.requested', {
+            toolUseId: c.toolUseId,
+            tool: TASK_TOOL_NAME,
+            input: c.input,
+            child: out.parkedOn,
+          });
+          return;
+        }
         const result = { content: out.content, isError: out.isError ?? false };
         this.rec(runId, 'tool.finished', {
           toolUseId: c.toolUseId,
@@ -407,7 +428,8 @@ export class Session {
         blocks.push({ index: c.index, block: resultBlock(c.toolUseId, result) });
       });
     }
-    if (blocks.length > 0) {
+    // A call still open (a sub-agent parked): the results wait, logged, for the resumed batch.
+    if (blocks.length > 0 && !outputsParked) {
       blocks.sort((a, b) => a.index - b.index);
       const message: Message = { role: 'user', content: blocks.map((b) => b.block) };
       this.rec(runId, 'message.appended', appendedData(this.state, message, 'interrupted'));

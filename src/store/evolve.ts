@@ -172,6 +172,7 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
         seq: record.seq,
         at: record.at,
         decision: null,
+        child: record.data.child,
       });
       return s;
     }
@@ -252,8 +253,10 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
       s.modelInFlight = false;
       s.toolsInFlight = EMPTY_MAP;
       // A run closed by resume keeps its logged results: the resumed run appends them (and v2
-      // refers to them), so they are still "logged, not yet in the history".
-      if (!record.data.interrupted) s.unappendedResults = EMPTY_MAP;
+      // refers to them), so they are still "logged, not yet in the history". So does a run that
+      // parked: the calls of its batch that did run (beside a sub-agent that parked) are not run
+      // again when it resumes, their logged results are carried into the resumed batch.
+      if (!record.data.interrupted && record.data.status !== 'paused') s.unappendedResults = EMPTY_MAP;
       return s;
     }
     default: {

@@ -14,6 +14,7 @@ import { ModelFailureSchema, ModelResponseSchema } from '../model/types.ts';
  *       import); new record `import.unmapped` (a transcript line the importer could not map).
  *   2 — sub-agents: `child.started` / `child.finished` records (the `Task` tool's child sessions).
  *   2 — durable approvals: `approval.requested` / `approval.decided` records, run status `paused`.
+ *   2 — a sub-agent parked on approvals parks its parent: `approval.requested.child`.
  */
 export const CURRENT_SCHEMA_VERSION = 2;
 export const SUPPORTED_SCHEMA_VERSIONS: readonly number[] = [1, 2];
@@ -243,6 +244,11 @@ export const RecordDataSchemas = {
     tool: z.string(),
     input: z.unknown(),
     message: z.string().optional(),
+    /**
+     * A `Task` call whose sub-agent parked on approvals of its own: the call waits for that child
+     * session (its calls are the ones approved or denied), not for an answer of its own.
+     */
+    child: z.string().optional(),
   }),
   /** Someone's answer to an approval request (`reloop approve|deny`), appended between runs. */
   'approval.decided': z.object({

@@ -43,6 +43,11 @@ export interface ApprovalEntry {
   seq: number;
   at: number;
   decision: { allow: boolean; by: string; message: string | undefined; seq: number; at: number } | null;
+  /**
+   * A `Task` call parked because its sub-agent parked: it waits for that child session's
+   * approvals, and is never decided itself (undefined for a call that needs its own answer).
+   */
+  child: string | undefined;
 }
 
 /** A tool that started and has not finished: after a crash it may or may not have run. */

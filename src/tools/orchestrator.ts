@@ -1,17 +1,8 @@
 import type { ToolResultBlock, ToolUseBlock, Usage } from '../model/messages.ts';
-import { DEFAULT_MAX_TOOL_INPUT_BYTES, formatBytes, inputExceeds } from './inputSize.ts';
+import { admit, type Planned } from './admission.ts';
+import { BatchStops, CallStops, type Outcome } from './batchStops.ts';
 import type { ToolRegistry } from './registry.ts';
-import type {
-  AnyTool,
-  AskUser,
-  CanUseTool,
-  FileReadFact,
-  PermissionRequest,
-  PermissionResult,
-  ToolHooks,
-  ToolOutput,
-  ToolSessionView,
-} from './types.ts';
+import type { AskUser, CanUseTool, FileReadFact, ToolHooks, ToolOutput, ToolSessionView } from './types.ts';
 
 export type ToolOutcome =
   | 'ok'
@@ -33,6 +24,8 @@ export interface ToolCallReport {
   synthetic?: boolean;
   /** Model usage the call spent (a sub-agent's), when it finished on its own. */
   usage?: Usage;
+  /** The call has no result yet: its sub-agent (this session) parked on approvals. */
+  parkedOn?: string;
 }
 
 export interface PermissionReport {
@@ -79,12 +72,14 @@ export interface ApprovalSource {
   park: boolean;
 }
 
-/** A call the batch parked on, waiting for an approval. */
+/** A call the batch parked on, waiting for an approval (its own, or its sub-agent's). */
 export interface ParkedToolCall {
   toolUseId: string;
   tool: string;
   input: unknown;
   message?: string;
+  /** The sub-agent session whose approvals the call waits for (a `Task` call). */
+  child?: string;
 }
 
 export interface BatchOptions {
@@ -103,21 +98,24 @@ export interface BatchOptions {
   maxInputBytes?: number;
   maxConcurrency?: number;
   now?: () => number;
+  /**
+   * Results already logged for calls of this batch (a parked batch resumed: the calls that ran
+   * beside a sub-agent that parked). They are given back as they are: not admitted, not run,
+   * not reported again.
+   */
+  answered?: ReadonlyMap<string, { content: unknown; isError: boolean }>;
 }
 
 export interface BatchResult {
   results: ToolResultBlock[];
   aborted: boolean;
   reports: ToolCallReport[];
-  /** Non-empty when the batch parked: then nothing ran and `results` is empty. */
+  /**
+   * Non-empty when the batch parked: then `results` is empty, and either nothing ran (calls that
+   * wait for an approval) or every call ran except `Task` calls whose sub-agents parked (their
+   * siblings' results are in `reports`, logged, and carried into the resumed batch).
+   */
   parked: ParkedToolCall[];
-}
-
-interface Planned {
-  index: number;
-  use: ToolUseBlock;
-  tool: AnyTool;
-  input: unknown;
 }
 
 const DEFAULT_TIMEOUT_MS = 10 * 60_000;
@@ -136,6 +134,11 @@ export async function runToolBatch(opts: BatchOptions, observer: BatchObserver):
   const parked: ParkedToolCall[] = [];
   for (const [index, use] of opts.toolUses.entries()) {
     if (opts.signal.aborted) break;
+    const carried = opts.answered?.get(use.id);
+    if (carried) {
+      reports[index] = carriedReport(index, use, carried);
+      continue;
+    }
     const p = await admit(opts, observer, index, use, now);
     if ('outcome' in p) finish(reports, observer, p);
     else if ('parked' in p) parked.push(p.parked);
@@ -177,6 +180,23 @@ export async function runToolBatch(opts: BatchOptions, observer: BatchObserver):
     }
   }
 
+  // A call whose sub-agent parked has no result: the batch parks on it (unless the run was
+  // aborted meanwhile, then it is interrupted like any call cut short).
+  const waiting: ParkedToolCall[] = [];
+  for (const [index, use] of opts.toolUses.entries()) {
+    const r = reports[index];
+    if (!r?.parkedOn) continue;
+    if (opts.signal.aborted) reports[index] = undefined;
+    else waiting.push({ toolUseId: r.toolUseId, tool: r.name, input: use.input, child: r.parkedOn });
+  }
+  if (waiting.length > 0) {
+    return {
+      results: [],
+      aborted: false,
+      reports: reports.filter((r): r is ToolCallReport => r !== undefined && !r.parkedOn),
+      parked: waiting,
+    };
+  }
   // Whatever did not run (abort) still gets a result, so every tool_use stays paired.
   for (const [index, use] of opts.toolUses.entries()) {
     if (!reports[index]) finish(reports, observer, interrupted(index, use));
@@ -209,260 +229,24 @@ function performanceNow(): number {
 
 function finish(reports: (ToolCallReport | undefined)[], observer: BatchObserver, r: ToolCallReport): void {
   reports[r.index] = r;
-  observer.onFinished(r);
+  // A parked call has no result to log; the batch parks on it.
+  if (!r.parkedOn) observer.onFinished(r);
 }
 
-function failed(index: number, use: ToolUseBlock, outcome: ToolOutcome, text: string): ToolCallReport {
+/** A result logged before the batch parked, given back as it was. */
+function carriedReport(
+  index: number,
+  use: ToolUseBlock,
+  result: { content: unknown; isError: boolean },
+): ToolCallReport {
   return {
     index,
     toolUseId: use.id,
     name: use.name,
-    outcome,
-    result: { content: text, isError: true },
+    outcome: result.isError ? 'error' : 'ok',
+    result: { content: result.content as ToolResultBlock['content'], isError: result.isError },
     durationMs: 0,
   };
-}
-
-function permissionRequest(tool: AnyTool, input: unknown, use: ToolUseBlock, cwd: string): PermissionRequest {
-  return { tool, input, toolUseId: use.id, cwd };
-}
-
-/** Lookup, input validation, PreToolUse hook and permission: decides whether a call may run. */
-function issuesOf(error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): string {
-  return error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(input)'}: ${i.message}`).join('; ');
-}
-
-/** An input rewritten by a hook or a permission policy meets the same schema as the model's. */
-function rewritten(
-  tool: AnyTool,
-  updated: unknown,
-  by: string,
-  index: number,
-  use: ToolUseBlock,
-): { input: unknown } | ToolCallReport {
-  const again = tool.inputSchema.safeParse(updated);
-  if (again.success) return { input: again.data };
-  return failed(
-    index,
-    use,
-    'invalid_input',
-    `Invalid input for ${tool.name} from ${by}'s updatedInput: ${issuesOf(again.error)}`,
-  );
-}
-
-async function admit(
-  opts: BatchOptions,
-  observer: BatchObserver,
-  index: number,
-  use: ToolUseBlock,
-  now: () => number,
-): Promise<Planned | ToolCallReport | { parked: ParkedToolCall }> {
-  const tool = opts.registry.get(use.name);
-  if (!tool) {
-    return failed(
-      index,
-      use,
-      'unknown_tool',
-      `No such tool: ${use.name}. Available tools: ${opts.registry.names().join(', ') || '(none)'}`,
-    );
-  }
-  const cap = opts.maxInputBytes ?? DEFAULT_MAX_TOOL_INPUT_BYTES;
-  if (inputExceeds(use.input, cap)) {
-    const size = Buffer.byteLength(JSON.stringify(use.input ?? null));
-    return failed(
-      index,
-      use,
-      'invalid_input',
-      `Input for ${tool.name} is ${formatBytes(size)}, over the ${formatBytes(cap)} limit for one tool call: it was not run. Do the work in smaller calls.`,
-    );
-  }
-  const parsed = tool.inputSchema.safeParse(use.input);
-  if (!parsed.success) {
-    return failed(index, use, 'invalid_input', `Invalid input for ${tool.name}: ${issuesOf(parsed.error)}`);
-  }
-  let input: unknown = parsed.data;
-  let hookAllowed = false;
-  if (opts.hooks?.preToolUse) {
-    const t0 = now();
-    try {
-      const d = await opts.hooks.preToolUse(permissionRequest(tool, input, use, opts.cwd));
-      observer.onHook?.({
-        hook: 'PreToolUse',
-        decision: d.decision,
-        reason: d.reason,
-        toolUseId: use.id,
-        durationMs: now() - t0,
-      });
-      if (d.decision === 'deny')
-        return failed(index, use, 'denied', `Denied by PreToolUse hook: ${d.reason ?? 'no reason given'}`);
-      if (d.updatedInput !== undefined) {
-        const again = rewritten(tool, d.updatedInput, 'the PreToolUse hook', index, use);
-        if ('outcome' in again) return again;
-        input = again.input;
-      }
-      hookAllowed = d.decision === 'allow';
-    } catch (e) {
-      observer.onHook?.({
-        hook: 'PreToolUse',
-        decision: 'error',
-        reason: (e as Error).message,
-        toolUseId: use.id,
-        durationMs: now() - t0,
-      });
-    }
-  }
-
-  const decided: PermissionResult = hookAllowed
-    ? { behavior: 'allow', by: 'hook:PreToolUse' }
-    : await opts.canUseTool(permissionRequest(tool, input, use, opts.cwd));
-  let resolved: 'allow' | 'deny' = decided.behavior === 'allow' ? 'allow' : 'deny';
-  let by = decided.by ?? 'canUseTool';
-  let message = decided.behavior === 'allow' ? undefined : decided.message;
-  const answered = decided.behavior === 'ask' ? opts.approvals?.decision(use.id) : undefined;
-  if (answered) {
-    resolved = answered.allow ? 'allow' : 'deny';
-    by = answered.by;
-    message = answered.message;
-  } else if (decided.behavior === 'ask') {
-    if (!opts.askUser && opts.approvals?.park) {
-      return {
-        parked: { toolUseId: use.id, tool: tool.name, input, ...(message ? { message } : {}) },
-      };
-    }
-    if (opts.askUser) {
-      resolved = (await opts.askUser(permissionRequest(tool, input, use, opts.cwd), decided.message))
-        ? 'allow'
-        : 'deny';
-      by = 'user';
-    } else {
-      by = 'noninteractive';
-    }
-  }
-  observer.onPermission?.({
-    toolUseId: use.id,
-    name: tool.name,
-    decision: decided.behavior,
-    resolved,
-    by,
-    message,
-  });
-  if (resolved === 'deny') {
-    const why =
-      decided.behavior === 'ask' && !opts.askUser && !answered
-        ? `Permission to use ${tool.name} needs approval, and this run cannot ask anyone (non-interactive)`
-        : `Permission to use ${tool.name} was denied${message ? `: ${message}` : ''}`;
-    return failed(index, use, 'denied', why);
-  }
-  if (decided.behavior === 'allow' && decided.updatedInput !== undefined) {
-    const again = rewritten(tool, decided.updatedInput, `the permission decision (${by})`, index, use);
-    if ('outcome' in again) return again;
-    input = again.input;
-  }
-  return { index, use, tool, input };
-}
-
-/** What ended a call first: its tool's output, or one of its stops. */
-type Outcome = { out: ToolOutput } | 'timeout' | 'interrupted';
-
-/**
- * The two things that can end a call before its tool answers: its timeout and the run's abort.
- * Either one settles the call's outcome and aborts the tool's signal (the run's reason, or
- * `Error('timeout')`).
- *
- * The tool's signal is made on first read: Node's AbortSignal costs ~4 µs to make and ~5 µs more
- * to listen on, and Read, Write and Edit never look at theirs. Read after a stop, it is made
- * already aborted, with the same reason.
- */
-class CallStops {
-  private controller: AbortController | undefined;
-  private stopped = false;
-  private reason: unknown;
-  settle: (outcome: Outcome) => void = ignore;
-
-  /** `deadline`: when the call times out, in `performance.now()` ms. */
-  constructor(readonly deadline: number) {}
-
-  get signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.stopped) this.controller.abort(this.reason);
-    }
-    return this.controller.signal;
-  }
-
-  stop(why: 'timeout' | 'interrupted', reason: unknown): void {
-    if (this.stopped) return;
-    this.stopped = true;
-    this.reason = reason;
-    this.settle(why);
-    this.controller?.abort(reason);
-  }
-}
-
-/**
- * The stops of one batch: one listener on the run's signal and one timer for all its calls,
- * instead of one of each per call. The timer is armed for the earliest deadline of the calls
- * running; when it fires it stops the calls that are due and re-arms for the next. A call that
- * ends leaves the timer alone (a later call's deadline is later), so a batch of calls run one
- * after another arms it once. The object is the listener itself (`handleEvent`), so the batch
- * makes no closures for it.
- */
-class BatchStops {
-  private readonly running = new Set<CallStops>();
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private timerAt = Number.POSITIVE_INFINITY;
-
-  constructor(private readonly run: AbortSignal) {
-    run.addEventListener('abort', this, { once: true });
-  }
-
-  start(call: CallStops): void {
-    this.running.add(call);
-    if (this.run.aborted) call.stop('interrupted', this.run.reason);
-    else if (call.deadline < this.timerAt) this.arm(call.deadline);
-  }
-
-  end(call: CallStops): void {
-    this.running.delete(call);
-  }
-
-  /** The run's signal fired: every running call is interrupted. */
-  handleEvent(): void {
-    for (const call of this.running) call.stop('interrupted', this.run.reason);
-  }
-
-  close(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    this.run.removeEventListener('abort', this);
-  }
-
-  private arm(at: number): void {
-    clearTimeout(this.timer);
-    this.timerAt = at;
-    this.timer = setTimeout(timeUp, Math.max(0, at - performance.now()), this);
-  }
-
-  /** The timer fired: stop the calls that are due, re-arm for the next deadline. */
-  due(): void {
-    this.timer = undefined;
-    this.timerAt = Number.POSITIVE_INFINITY;
-    const now = performance.now();
-    let next = Number.POSITIVE_INFINITY;
-    for (const call of this.running) {
-      // Node's timers keep whole milliseconds: a call less than 1 ms short of its deadline is due.
-      if (call.deadline <= now + 1)
-        call.stop(this.run.aborted ? 'interrupted' : 'timeout', new Error('timeout'));
-      else next = Math.min(next, call.deadline);
-    }
-    if (next !== Number.POSITIVE_INFINITY) this.arm(next);
-  }
-}
-
-function ignore(): void {}
-
-function timeUp(stops: BatchStops): void {
-  stops.due();
 }
 
 function callReport(
@@ -481,6 +265,7 @@ function callReport(
     durationMs: Math.max(0, now() - t0),
     ...(out.filesRead?.length ? { filesRead: out.filesRead } : {}),
     ...(out.usage ? { usage: out.usage } : {}),
+    ...(out.parkedOn ? { parkedOn: out.parkedOn } : {}),
   };
 }
 
@@ -520,6 +305,8 @@ async function execute(
     if (first === 'interrupted')
       return { ...interrupted(p.index, p.use), durationMs: Math.max(0, now() - t0) };
     let out = first.out;
+    // A sub-agent that parked has not finished: PostToolUse runs when it does.
+    if (out.parkedOn) return callReport(p, t0, now, 'ok', out);
     if (opts.hooks?.postToolUse) {
       const h0 = now();
       try {

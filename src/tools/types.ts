@@ -28,6 +28,11 @@ export interface ToolOutput {
   filesRead?: FileReadFact[];
   /** Model usage the tool spent (a sub-agent's calls): it counts towards the run's budget. */
   usage?: Usage;
+  /**
+   * The call is not finished: its sub-agent (this session) parked on approvals. The batch parks
+   * with the call open, and the call is resumed (the same sub-agent) when the session is.
+   */
+  parkedOn?: string;
 }
 
 export interface Tool<I = unknown> {

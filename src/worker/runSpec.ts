@@ -8,13 +8,12 @@ import { AnthropicModelClient } from '../model/anthropic.ts';
 import { costOf } from '../model/pricing.ts';
 import { parseScript } from '../model/script.ts';
 import { ScriptedModelClient } from '../model/scripted.ts';
-import type { SubAgentsOptions } from '../runtime/children/index.ts';
 import type { RunSettings } from '../runtime/config.ts';
 import type { SessionOptions } from '../runtime/session.ts';
 import type { EventStore } from '../store/types.ts';
 import { builtinTools } from '../tools/builtin/index.ts';
 import { createPermissionPolicy, PermissionModeSchema } from '../tools/permissions/index.ts';
-import type { AnyTool, ToolHooks } from '../tools/types.ts';
+import type { ToolHooks } from '../tools/types.ts';
 
 /**
  * What a queued run is run with: the `reloop run` flags of the submitter, resolved (absolute
@@ -39,9 +38,8 @@ export const RunSpecSchema = z.strictObject({
   passEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).default([]),
   /** What an `ask` becomes (nobody is attached to a worker): park for an approval, or deny. */
   onAsk: z.enum(['park', 'deny']).default('park'),
-  /** More sub-agent definitions (`--agents-dir`, absolute), after the cwd's `.claude/agents`. */
-  agentsDir: z.array(z.string()).optional(),
-  /** Tool rounds of each sub-agent's run (`--subagent-max-turns`). */
+  /** More sub-agent definitions for `Task` (absolute `--agents-dir`s; the cwd's .claude/agents always count). */
+  agentsDir: z.array(z.string()).default([]),
   subagentMaxTurns: z.number().int().positive().optional(),
 });
 export type RunSpec = z.infer<typeof RunSpecSchema>;
@@ -100,13 +98,17 @@ export async function sessionOptionsFor(
     allowOutsideCwd: spec.allow.some((r) => /\((\/|~\/|\.\.)/.test(r)),
     bash: { passEnv },
   });
+  // `Task`, as `reloop run` offers it: a sub-agent runs in the worker that runs its parent.
+  const agents = await loadAgents({ cwd, dirs: spec.agentsDir });
+  agents.checkTools(tools.map((t) => t.name));
   return {
     store: deps.store,
     model,
     cwd,
-    // The same Task tool and agents as `reloop run` (checked at submit; a file changed since is
-    // this run's error).
-    subAgents: await subAgentsOf(spec, cwd, tools),
+    subAgents: {
+      agents,
+      ...(spec.subagentMaxTurns !== undefined ? { maxTurns: spec.subagentMaxTurns } : {}),
+    },
     tools,
     canUseTool: createPermissionPolicy({
       mode: spec.permissionMode,
@@ -119,11 +121,4 @@ export async function sessionOptionsFor(
     stopHooks,
     settings,
   };
-}
-
-/** The agents the spec's `Task` tool offers: the cwd's `.claude/agents`, then `agentsDir`. */
-async function subAgentsOf(spec: RunSpec, cwd: string, tools: readonly AnyTool[]): Promise<SubAgentsOptions> {
-  const agents = await loadAgents({ cwd, dirs: spec.agentsDir ?? [] });
-  agents.checkTools(tools.map((t) => t.name));
-  return { agents, ...(spec.subagentMaxTurns !== undefined ? { maxTurns: spec.subagentMaxTurns } : {}) };
 }

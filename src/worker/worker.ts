@@ -1,6 +1,6 @@
 import { messageOf } from '../lib/errors.ts';
 import { loadRecords } from '../replay/loadSession.ts';
-import { parkedCalls } from '../runtime/approvals.ts';
+import { parkedCalls, treeApprovals } from '../runtime/approvals.ts';
 import { Session } from '../runtime/session.ts';
 import { fold } from '../store/evolve.ts';
 import type { Job, RunQueue } from '../store/runQueue.ts';
@@ -121,7 +121,8 @@ export async function runWorker(opts: WorkerOptions): Promise<{ runs: number }> 
     const last = state.runs.last();
     if (delivered && !state.currentRun && last) {
       const parked = parkedCalls(state);
-      if (parked.length === 0 || parked.some((p) => !p.decision)) {
+      // (Its sub-agents' calls count too: a tree resumes when every call in it is answered.)
+      if (parked.length === 0 || (await treeApprovals(store, job.session)).pending.length > 0) {
         const outcome = { runId: last.id, status: last.status, reason: last.reason };
         emit({ type: 'finished', session: job.session, status: last.status, reason: last.reason ?? '' });
         await queue.release(job.session, id, parked.length > 0 ? 'parked' : 'done', outcome);

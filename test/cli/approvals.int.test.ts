@@ -101,6 +101,9 @@ describe('durable approvals on the file store', () => {
         by: 'alice',
         pending: [],
         queued: false,
+        parent: null,
+        root: run.sessionId,
+        treePending: [],
       });
       const again = await runCli(['approve', run.sessionId, 'toolu_touch', '--store', store], { cwd });
       expect(again.code).toBe(1);

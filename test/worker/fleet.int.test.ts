@@ -47,6 +47,7 @@ function spec(n: number, counter: string): RunSpec {
     stopHook: [],
     passEnv: [],
     onAsk: 'park',
+    agentsDir: [],
   };
 }
 

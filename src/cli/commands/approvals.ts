@@ -18,8 +18,20 @@ export function registerApprovals(program: Command): void {
       const { pendingApprovals } = await import('../../runtime/approvals.ts');
       const { stateAt } = await import('../../replay/loadSession.ts');
       const now = Date.now();
+      const sessions = await store.list();
+      // A sub-agent's call is answered in its own session, and resumed with its tree's root.
+      const parents = new Map(sessions.map((s) => [s.id, s.parent?.session ?? null]));
+      const rootOf = (id: string): string => {
+        let at = id;
+        for (let up = parents.get(at); up && up !== id; up = parents.get(at)) at = up;
+        return at;
+      };
       const rows: {
         session: string;
+        /** The session whose `Task` call started this one (null: a top-level session). */
+        parent: string | null;
+        /** The top-level session of its tree: the one to resume. */
+        root: string;
         toolUseId: string;
         tool: string;
         input: unknown;
@@ -27,11 +39,13 @@ export function registerApprovals(program: Command): void {
         requestedAt: number;
         ageMs: number;
       }[] = [];
-      for (const s of await store.list()) {
+      for (const s of sessions) {
         if (s.status !== 'paused') continue;
         for (const a of pendingApprovals(await stateAt(store, s.id))) {
           rows.push({
             session: s.id,
+            parent: s.parent?.session ?? null,
+            root: rootOf(s.id),
             toolUseId: a.toolUseId,
             tool: a.tool,
             input: a.input,
@@ -46,7 +60,7 @@ export function registerApprovals(program: Command): void {
       if (rows.length === 0) return out('nothing waits for approval');
       for (const r of rows) {
         out(
-          `${r.session}  ${r.toolUseId}  ${age(r.ageMs).padStart(5)}  ${r.tool} ${JSON.stringify(r.input).slice(0, 100)}${r.message ? `  — ${r.message}` : ''}`,
+          `${r.session}  ${r.toolUseId}  ${age(r.ageMs).padStart(5)}  ${r.tool} ${JSON.stringify(r.input).slice(0, 100)}${r.message ? `  — ${r.message}` : ''}${r.parent ? `  (sub-agent of ${r.parent}, root ${r.root})` : ''}`,
         );
       }
     } finally {
@@ -67,7 +81,7 @@ export function registerApprovals(program: Command): void {
     withCommonOptions(cmd).action(async (session: string, toolUseId: string, opts: DecideFlags) => {
       const store = await openStore(opts);
       try {
-        const { decideApproval } = await import('../../runtime/approvals.ts');
+        const { decideApproval, rootOf, treeApprovals } = await import('../../runtime/approvals.ts');
         const { runQueueOf } = await import('../../store/runQueue.ts');
         const by = opts.by ?? process.env.USER ?? 'cli';
         const { state, pending } = await decideApproval(store, session, toolUseId, {
@@ -75,9 +89,20 @@ export function registerApprovals(program: Command): void {
           by,
           ...(opts.message ? { message: opts.message } : {}),
         });
-        // Every call of the batch answered: a queued session goes back to the workers.
+        // Every call of the tree answered: its root (the session a worker runs, which resumes
+        // its sub-agents) goes back to the workers.
+        const { root, parent } = await rootOf(store, session);
+        const tree =
+          root === session
+            ? { parked: true, pending: [], lastSeq: state.lastSeq }
+            : await treeApprovals(store, root);
+        const waiting = [
+          ...pending.map((p) => ({ session, toolUseId: p.toolUseId })),
+          ...tree.pending.map((w) => ({ session: w.session, toolUseId: w.entry.toolUseId })),
+        ];
         const queue = runQueueOf(store);
-        const queued = pending.length === 0 && queue ? await queue.resume(session, state.lastSeq) : false;
+        const queued =
+          waiting.length === 0 && tree.parked && queue ? await queue.resume(root, tree.lastSeq) : false;
         if (opts.json) {
           return printJson({
             sessionId: session,
@@ -86,12 +111,25 @@ export function registerApprovals(program: Command): void {
             by,
             pending: pending.map((p) => p.toolUseId),
             queued,
+            parent,
+            root,
+            /** Every call of the tree still waiting, in this session or another. */
+            treePending: waiting,
           });
         }
         out(`${verb === 'approve' ? 'approved' : 'denied'} ${toolUseId} of ${session}`);
-        if (pending.length > 0) out(`still waiting: ${pending.map((p) => p.toolUseId).join(', ')}`);
-        else if (queued) out('queued again: a worker resumes it');
-        else out(`resume it: ${selfCommand()} run --resume ${session} [the run flags]`);
+        if (waiting.length > 0)
+          out(
+            `still waiting: ${waiting.map((w) => (w.session === session ? w.toolUseId : `${w.toolUseId} of ${w.session}`)).join(', ')}`,
+          );
+        else if (queued)
+          out(`queued again: a worker resumes ${root === session ? 'it' : `its tree's root ${root}`}`);
+        else if (!tree.parked)
+          out(`session ${root}, the root of its tree, is not parked on it: nothing to resume`);
+        else
+          out(
+            `resume it: ${selfCommand()} run --resume ${root} [the run flags]${root === session ? '' : ` (the root of its tree: it resumes ${session})`}`,
+          );
       } finally {
         await store.close();
       }

@@ -64,8 +64,17 @@ export class Children {
     this.agents = opts.agents;
   }
 
-  /** A `Task` call: start the child, run it to its end, return its last text. */
+  /**
+   * A `Task` call: start the child, run it to its end, return its last text. The call of a
+   * parked batch that is resumed continues the child it parked on instead (approved or denied
+   * since, that child is resumed from its own log).
+   */
   async start(toolUseId: string, input: TaskInput, signal: AbortSignal): Promise<ToolOutput> {
+    const parkedOn = this.parent.writer.state.approvals.get(toolUseId)?.child;
+    if (parkedOn !== undefined) {
+      const agent = this.agents.get(input.subagent_type)?.name ?? input.subagent_type;
+      return this.resume({ toolUseId, input, child: { session: parkedOn, agent } }, signal);
+    }
     const agent = this.agents.get(input.subagent_type);
     if (!agent) return unknownAgent(input.subagent_type, this.agents);
     const spent = this.budgetSpent();
@@ -110,6 +119,10 @@ export class Children {
       this.childOptions(task.toolUseId, agent, input),
     );
     const ended = child.state.currentRun ? null : lastEnd(child.state);
+    // A child parked on approvals is continued (its answered calls run), unless the parent had
+    // already taken that end as the call's result (a log written before parents parked too).
+    if (ended?.status === 'paused' && !(await this.finishedBefore(task.toolUseId)))
+      return this.track(task.toolUseId, child, agent, () => child.submit(null, { signal }));
     if (ended) {
       // A write cut short may have kept this call's child.finished but not its result.
       if (await this.finishedBefore(task.toolUseId))
@@ -163,7 +176,9 @@ export class Children {
         error: e instanceof Error ? e.message : String(e),
       }),
     );
-    const out = done.then((end) => this.finish(toolUseId, child, agent, end));
+    const out = done.then((end) =>
+      end.status === 'paused' ? parked(agent.name, child, end) : this.finish(toolUseId, child, agent, end),
+    );
     this.inFlight.add(out);
     void out.finally(() => this.inFlight.delete(out));
     return out;
@@ -229,6 +244,18 @@ export class Children {
     const run = this.parent.writer.state.currentRun?.id ?? null;
     this.parent.writer.add({ type, run, at: this.parent.clock.now(), data } as DraftRecord);
   }
+}
+
+/**
+ * A child that parked on approvals has not finished: no `child.finished`, and the call's output
+ * says so (`parkedOn`), so the parent's batch parks with the call open.
+ */
+function parked(agent: string, child: ChildSession, end: ChildEnd): ToolOutput {
+  return {
+    content: `[sub-agent ${agent} ${end.status}: ${end.reason}] session ${child.id} waits for approvals`,
+    isError: true,
+    parkedOn: child.id,
+  };
 }
 
 function unknownAgent(name: string, agents: AgentCatalog): ToolOutput {

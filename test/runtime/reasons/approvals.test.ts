@@ -3,30 +3,10 @@ import { historyProblems } from '../../../src/model/history.ts';
 import { verifyReplay } from '../../../src/replay/verify.ts';
 import { AwaitingApprovalError, decideApproval, pendingApprovals } from '../../../src/runtime/approvals.ts';
 import { Session } from '../../../src/runtime/session.ts';
-import type { CanUseTool } from '../../../src/tools/types.ts';
 import { echoTool, scriptedSession } from '../../support/harness.ts';
-import { reasonSpec, recordsOf, testTool, text, tools, toolUse } from './reasonSpec.ts';
+import { askForGuarded, counted, reasonSpec, recordsOf, text, tools, toolUse } from './reasonSpec.ts';
 
 const spec = reasonSpec('approvals');
-
-/** The policy of these tests: `guarded` needs approval, everything else is allowed. */
-const askForGuarded: CanUseTool = (req) =>
-  req.tool.name === 'guarded'
-    ? { behavior: 'ask', message: 'guarded touches the outside world', by: 'rule' }
-    : { behavior: 'allow', by: 'rule' };
-
-function counted() {
-  const calls: string[] = [];
-  const tool = testTool(
-    'guarded',
-    async ({ text }) => {
-      calls.push(text ?? '');
-      return { content: `did ${text}` };
-    },
-    { readOnly: false, safe: false },
-  );
-  return { calls, tool };
-}
 
 const parkedRun = ['query_built', 'tool_use_requested', 'awaiting_approval'] as const;
 const resumedRun = [

@@ -8,7 +8,7 @@ import {
 } from '../../../src/machines/reasons.ts';
 import { type RunResult, Session } from '../../../src/runtime/session.ts';
 import type { LogRecord } from '../../../src/store/records.ts';
-import type { Tool } from '../../../src/tools/types.ts';
+import type { CanUseTool, Tool } from '../../../src/tools/types.ts';
 import type { scriptedSession } from '../../support/harness.ts';
 import { recordsOf } from '../../support/logRecords.ts';
 
@@ -202,4 +202,23 @@ export function textOfMessages(h: Harness): string[] {
         ? m.content
         : m.content.map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join(''),
     );
+}
+
+/** The policy of the approval tests: `guarded` needs approval, everything else is allowed. */
+export const askForGuarded: CanUseTool = (req) =>
+  req.tool.name === 'guarded'
+    ? { behavior: 'ask', message: 'guarded touches the outside world', by: 'rule' }
+    : { behavior: 'allow', by: 'rule' };
+
+export function counted() {
+  const calls: string[] = [];
+  const tool = testTool(
+    'guarded',
+    async ({ text }) => {
+      calls.push(text ?? '');
+      return { content: `did ${text}` };
+    },
+    { readOnly: false, safe: false },
+  );
+  return { calls, tool };
 }
