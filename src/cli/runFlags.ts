@@ -13,6 +13,7 @@ export function withRunFlags(cmd: Command): Command {
     .option('--script <file>', 'answer from a JSON script instead of a model (see docs/script-format.md)')
     .option('--cwd <dir>', 'working directory of the tools (default: current directory)')
     .option('--max-turns <n>', 'tool rounds before the run stops (max_turns_reached)')
+    .option('--max-attempts <n>', 'attempts per model request, retries included (default 10)')
     .option('--max-budget-usd <usd>', 'stop when the run has cost more than this (budget_exhausted)')
     .option('--permission-mode <mode>', 'default | acceptEdits | bypassPermissions | plan', 'default')
     .option(
@@ -35,7 +36,14 @@ export function withRunFlags(cmd: Command): Command {
       'let Bash and hooks see this secret variable (withheld by default; see docs/security.md) (repeatable)',
       collect,
       [],
-    );
+    )
+    .option(
+      '--agents-dir <dir>',
+      'more sub-agent definitions (*.md, as .claude/agents) for the Task tool (repeatable)',
+      collect,
+      [],
+    )
+    .option('--subagent-max-turns <n>', "tool rounds of each sub-agent's run (default: --max-turns)");
 }
 
 /** `--on-ask`: what an `ask` nobody can answer becomes. */

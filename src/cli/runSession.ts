@@ -223,7 +223,7 @@ export function runSubAgents(opts: RunOptions) {
 }
 
 /** The tools' working directory: it must exist and be a directory before anything runs. */
-async function workingDirectory(flag: string | undefined): Promise<string> {
+export async function workingDirectory(flag: string | undefined): Promise<string> {
   const cwd = path.resolve(flag ?? process.cwd());
   const st = await stat(cwd).catch(() => undefined);
   if (!st) throw new UsageError(`--cwd ${cwd}: no such directory`, 'CWD_INVALID');

@@ -25,6 +25,8 @@ export const RunSpecSchema = z.strictObject({
   script: z.strictObject({ file: z.string(), content: z.unknown() }).optional(),
   cwd: z.string(),
   maxTurns: z.number().int().positive().optional(),
+  /** Attempts per model request (`--max-attempts`). */
+  maxAttempts: z.number().int().positive().optional(),
   maxBudgetUsd: z.number().positive().optional(),
   fallbackModel: z.string().optional(),
   permissionMode: PermissionModeSchema,
@@ -72,6 +74,7 @@ export async function sessionOptionsFor(
   const cwd = path.resolve(spec.cwd);
   const settings: RunSettings = {};
   if (spec.maxTurns !== undefined) settings.maxTurns = spec.maxTurns;
+  if (spec.maxAttempts !== undefined) settings.maxTransportAttempts = spec.maxAttempts;
   if (spec.maxBudgetUsd !== undefined) settings.maxBudgetUsd = spec.maxBudgetUsd;
   if (spec.fallbackModel) settings.fallbackModel = spec.fallbackModel;
   if (spec.model) settings.model = spec.model;

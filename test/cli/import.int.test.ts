@@ -75,7 +75,7 @@ describe('reloop import', () => {
       const again = await cli('import', transcriptFile(SID.tools), '--store', store);
       expect(again.code, again.stderr).toBe(0);
       expect(again.stdout).toContain(`kept      ${TOOLS} ← ${transcriptFile(SID.tools)}: imported before`);
-      expect(again.stdout).toContain('1 transcripts: 0 imported, 1 kept; 0 lines not mapped');
+      expect(again.stdout).toContain('1 transcript: 0 imported, 1 kept; 0 lines not mapped');
     },
     SLOW,
   );

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { CommandFailed, type GlobalOptions, openStore, out, printJson, UsageError } from '../io.ts';
+import { CommandFailed, EXIT, type GlobalOptions, openStore, out, printJson, UsageError } from '../io.ts';
 
 interface CopyFlags extends Pick<GlobalOptions, 'json'> {
   from?: string;
@@ -41,7 +41,11 @@ export function registerCopy(program: Command): void {
               );
           }
           if (bad > 0)
-            throw new CommandFailed(`${bad} of ${ids.length} sessions were not copied and verified`);
+            throw new CommandFailed(
+              `${bad} of ${ids.length} sessions were not copied and verified`,
+              EXIT.failed,
+              'COPY_FAILED',
+            );
         } finally {
           await to.close();
         }

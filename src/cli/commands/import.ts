@@ -7,6 +7,7 @@ import {
   type GlobalOptions,
   openStore,
   out,
+  plural,
   printJson,
   UsageError,
   withCommonOptions,
@@ -91,7 +92,7 @@ function printHuman(report: ImportReport, all: ImportedSession[], unmapped: numb
       ? `; agent ${s.parent.agent}${s.parent.toolUseId ? `, Task ${s.parent.toolUseId}` : ''}${s.parent.compaction ? `, compaction at seq ${s.parent.compaction.seq}` : ''}`
       : '';
     out(
-      `${child}imported  ${s.sessionId} ← ${s.source} (${s.records} records, ${s.transitions} transitions${s.unmapped ? `, ${s.unmapped} lines not mapped` : ''}${link})`,
+      `${child}imported  ${s.sessionId} ← ${s.source} (${plural(s.records, 'record')}, ${plural(s.transitions, 'transition')}${s.unmapped ? `, ${plural(s.unmapped, 'line')} not mapped` : ''}${link})`,
     );
     const kinds = Object.entries(s.unmappedTypes)
       .map(([type, n]) => `${type} ×${n}`)
@@ -102,6 +103,6 @@ function printHuman(report: ImportReport, all: ImportedSession[], unmapped: numb
   const imported = all.filter((s) => s.status === 'imported').length;
   const kept = all.length - imported;
   out(
-    `${all.length} transcripts: ${imported} imported, ${kept} kept${report.failures.length ? `, ${report.failures.length} failed` : ''}; ${unmapped} lines not mapped`,
+    `${plural(all.length, 'transcript')}: ${imported} imported, ${kept} kept${report.failures.length ? `, ${report.failures.length} failed` : ''}; ${plural(unmapped, 'line')} not mapped`,
   );
 }

@@ -66,11 +66,15 @@ export function registerLog(program: Command): void {
       const w = new LineWriter();
       let seen = 0;
       let open = false;
+      let lastEnded = 0;
       try {
         for await (const r of store.read(session, opts.follow ? {} : { fromSeq, toSeq })) {
           seen = r.seq;
           if (r.type === 'run.started') open = true;
-          else if (r.type === 'run.ended') open = false;
+          else if (r.type === 'run.ended') {
+            open = false;
+            lastEnded = r.seq;
+          }
           if (r.seq < (fromSeq ?? 1) || (opts.type && r.type !== opts.type)) continue;
           w.line(line(r));
         }
@@ -78,7 +82,11 @@ export function registerLog(program: Command): void {
         // What was read before a bad line is still printed, then the error.
         w.flush();
       }
-      if (!opts.follow || !open) return;
+      if (!opts.follow) return;
+      // A run queued for a worker (`reloop submit`, an approved parked run) is the run to follow
+      // too: it has not started yet, or not ended since it was queued.
+      if (!open) open = await queuedRunPending(store, session, lastEnded);
+      if (!open) return;
       if (!store.follow) throw new CommandFailed('this store cannot follow a session (no EventStore.follow)');
       // Interrupted, it stops following and exits as a shell expects of a signal (128 + signal number).
       const stop = new AbortController();
@@ -102,4 +110,13 @@ export function registerLog(program: Command): void {
       await store.close();
     }
   });
+}
+
+/** Whether the session has a run queued or held by a worker that has not ended in the log yet. */
+async function queuedRunPending(store: EventStore, session: string, lastEnded: number): Promise<boolean> {
+  const { runQueueOf } = await import('../../store/runQueue.ts');
+  const job = await runQueueOf(store)?.get(session);
+  return (
+    job !== undefined && (job.state === 'queued' || job.state === 'claimed') && lastEnded <= job.afterSeq
+  );
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { type GlobalOptions, out, printJson, storeLocationOf, withCommonOptions } from '../io.ts';
+import { type GlobalOptions, openStore, out, printJson, storeLocationOf, withCommonOptions } from '../io.ts';
 
 /** `reloop store init`: creates the store, or brings a PostgreSQL store's schema up to date. */
 export function registerStore(program: Command): void {
@@ -13,8 +13,8 @@ export function registerStore(program: Command): void {
   ).action(async (opts: GlobalOptions) => {
     const location = storeLocationOf(opts);
     if (location.kind === 'file') {
-      const { openFileStore } = await import('../../store/fileStore.ts');
-      await (await openFileStore(location.dir)).close();
+      // As `run` makes it: a directory that cannot be made fails at once (STORE_UNUSABLE).
+      await (await openStore(opts, { create: true })).close();
       if (opts.json) return printJson({ kind: 'file', dir: location.dir });
       return out(`file store at ${location.dir}`);
     }

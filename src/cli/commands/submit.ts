@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { CommandFailed, openStore, out, printJson, UsageError, withCommonOptions } from '../io.ts';
+import type { ModelClient } from '../../model/types.ts';
+import { CommandFailed, EXIT, openStore, out, printJson, withCommonOptions } from '../io.ts';
 import { parseOnAsk, withRunFlags } from '../runFlags.ts';
 import type { RunOptions } from './run.ts';
 
@@ -26,6 +27,8 @@ export function registerSubmit(program: Command): void {
       if (!queue) {
         throw new CommandFailed(
           'submit needs a store with a run queue: --store postgres://… (or RELOOP_STORE); a file store runs with `reloop run`',
+          EXIT.failed,
+          'NO_RUN_QUEUE',
         );
       }
       let sessionId = opts.resume;
@@ -62,53 +65,43 @@ export function registerSubmit(program: Command): void {
   });
 }
 
-/** The run's flags as a spec a worker anywhere can run: absolute paths, the script's content. */
+/**
+ * The run's flags as a spec a worker anywhere can run: absolute paths, the script's content.
+ * Everything is checked first exactly as `reloop run` checks it (flags, `--cwd`, the script, the
+ * settings file, allow/deny rules, agent files: exit 2, nothing queued); only the model is the
+ * worker's, so no API key is needed here.
+ */
 async function specOf(opts: RunOptions): Promise<unknown> {
-  const { PermissionModeSchema } = await import('../../tools/permissions/index.ts');
-  const mode = PermissionModeSchema.safeParse(opts.permissionMode ?? 'default');
-  if (!mode.success)
-    throw new UsageError(`--permission-mode must be one of ${PermissionModeSchema.options.join(', ')}`);
-  const number = (name: string, raw: string | undefined, int: boolean) => {
-    if (raw === undefined) return undefined;
-    const n = Number(raw);
-    if (!Number.isFinite(n) || n <= 0 || (int && !Number.isInteger(n)))
-      throw new UsageError(
-        `${name} must be a ${int ? 'whole number ≥ 1' : 'number > 0'}, got ${JSON.stringify(raw)}`,
-      );
-    return n;
-  };
-  let script: { file: string; content: unknown } | undefined;
-  if (opts.script) {
-    const file = path.resolve(opts.script);
-    const { parseScriptText } = await import('../../model/script.ts');
-    let text: string;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (e) {
-      throw new UsageError(`cannot read the script ${file}: ${(e as Error).message}`);
-    }
-    parseScriptText(text, file);
-    script = { file, content: JSON.parse(text) };
-  }
+  const { prepareRun } = await import('../runSession.ts');
+  const agentsDir = (opts.agentsDir ?? []).map((d) => path.resolve(d));
+  const workersModel = { model: {} as ModelClient };
+  const { cwd, settings } = await prepareRun(
+    { ...opts, agentsDir },
+    { ...(opts.script ? {} : workersModel), askUser: undefined },
+  );
+  const script = opts.script
+    ? {
+        file: path.resolve(opts.script),
+        content: JSON.parse(await readFile(path.resolve(opts.script), 'utf8')),
+      }
+    : undefined;
+  const subagentMaxTurns = opts.subagentMaxTurns !== undefined ? Number(opts.subagentMaxTurns) : undefined;
   return {
-    ...(opts.model ? { model: opts.model } : {}),
+    ...(settings.model ? { model: settings.model } : {}),
     ...(script ? { script } : {}),
-    cwd: path.resolve(opts.cwd ?? process.cwd()),
-    ...(opts.maxTurns !== undefined ? { maxTurns: number('--max-turns', opts.maxTurns, true) } : {}),
-    ...(opts.maxBudgetUsd !== undefined
-      ? { maxBudgetUsd: number('--max-budget-usd', opts.maxBudgetUsd, false) }
-      : {}),
-    ...(opts.fallbackModel ? { fallbackModel: opts.fallbackModel } : {}),
-    permissionMode: mode.data,
+    cwd,
+    ...(settings.maxTurns !== undefined ? { maxTurns: settings.maxTurns } : {}),
+    ...(settings.maxTransportAttempts !== undefined ? { maxAttempts: settings.maxTransportAttempts } : {}),
+    ...(subagentMaxTurns !== undefined ? { subagentMaxTurns } : {}),
+    ...(agentsDir.length > 0 ? { agentsDir } : {}),
+    ...(settings.maxBudgetUsd !== undefined ? { maxBudgetUsd: settings.maxBudgetUsd } : {}),
+    ...(settings.fallbackModel ? { fallbackModel: settings.fallbackModel } : {}),
+    permissionMode: opts.permissionMode ?? 'default',
     allow: opts.allow,
     deny: opts.deny,
     stopHook: opts.stopHook,
     passEnv: opts.passEnv ?? [],
     onAsk: parseOnAsk(opts.onAsk),
     ...(opts.settings ? { settings: path.resolve(opts.settings) } : {}),
-    agentsDir: (opts.agentsDir ?? []).map((d) => path.resolve(d)),
-    ...(opts.subagentMaxTurns !== undefined
-      ? { subagentMaxTurns: number('--subagent-max-turns', opts.subagentMaxTurns, true) }
-      : {}),
   };
 }

@@ -2,11 +2,14 @@ import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import {
   CommandFailed,
+  EXIT,
   type GlobalOptions,
   intOption,
   openStore,
   out,
+  plural,
   printJson,
+  UsageError,
   withCommonOptions,
 } from '../io.ts';
 
@@ -35,7 +38,7 @@ export function registerWorker(program: Command): void {
     const concurrency = intOption('--concurrency', opts.concurrency) ?? 1;
     const leaseSeconds = intOption('--lease-seconds', opts.leaseSeconds) ?? 30;
     if (concurrency < 1 || leaseSeconds < 1)
-      throw new CommandFailed('--concurrency and --lease-seconds must be ≥ 1', 2);
+      throw new UsageError('--concurrency and --lease-seconds must be ≥ 1');
     const store = await openStore(opts);
     const { runQueueOf } = await import('../../store/runQueue.ts');
     const queue = runQueueOf(store);
@@ -43,7 +46,8 @@ export function registerWorker(program: Command): void {
       await store.close();
       throw new CommandFailed(
         'a worker needs a store with a run queue: --store postgres://… (or RELOOP_STORE)',
-        2,
+        EXIT.failed,
+        'NO_RUN_QUEUE',
       );
     }
     const { runWorker } = await import('../../worker/worker.ts');
@@ -76,13 +80,13 @@ export function registerWorker(program: Command): void {
             case 'lost':
               return out(`lost ${e.session}: its lease ran out and another worker holds it`);
             case 'draining':
-              return out(`draining: ${e.holding} runs to finish (signal again to abort them)`);
+              return out(`draining: ${plural(e.holding, 'run')} to finish (signal again to abort them)`);
             case 'stopping':
-              return out(`stopping: aborting ${e.holding} runs, queued again for another worker`);
+              return out(`stopping: aborting ${plural(e.holding, 'run')}, queued again for another worker`);
           }
         },
       });
-      if (!opts.json) out(`worker ${id}: ${runs} runs, exiting`);
+      if (!opts.json) out(`worker ${id}: ${plural(runs, 'run')}, exiting`);
     } finally {
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
