@@ -78,8 +78,11 @@ export async function openStore(
   {
     create = false,
     quiet = [],
+    flag = '--store',
   }: {
     create?: boolean;
+    /** The flag that named the store, for the messages (`copy` opens two: `--from` and `--to`). */
+    flag?: string;
     /** Warnings not worth a line here (`serve` reads logs while they are written: torn tails are normal). */
     quiet?: readonly StoreWarning['code'][];
   } = {},
@@ -92,7 +95,7 @@ export async function openStore(
   const dir = location.dir;
   try {
     if (create) await makeDirs(path.join(dir, 'sessions'));
-    else await assertStore(dir);
+    else await assertStore(dir, flag);
     const { openFileStore } = await import('../store/fileStore.ts');
     return await openFileStore(dir, {
       // A person reads this: the warning's own sentence (it names the file and line), not its JSON.
@@ -111,7 +114,7 @@ export async function openStore(
       code === 'ENOENT'
     ) {
       throw new CommandFailed(
-        `--store ${dir}: not a usable store directory (${code})`,
+        `${flag} ${dir}: not a usable store directory (${code})`,
         EXIT.failed,
         'STORE_UNUSABLE',
       );
@@ -121,14 +124,14 @@ export async function openStore(
 }
 
 /** A store is a directory holding `sessions/`: anything else is not one, and is left untouched. */
-async function assertStore(dir: string): Promise<void> {
+async function assertStore(dir: string, flag: string): Promise<void> {
   const sessions = await stat(path.join(dir, 'sessions')).catch(() => undefined);
   if (sessions?.isDirectory()) return;
   const what = (await stat(dir).catch(() => undefined))
     ? 'is not a reloop store (no sessions/ in it)'
     : 'does not exist';
   throw new CommandFailed(
-    `no store at ${dir}: the directory ${what}; pass --store <dir> or set RELOOP_STORE (a store is created by \`reloop run\`)`,
+    `no store at ${dir}: the directory ${what}; ${flag === '--store' ? 'pass --store <dir> or set RELOOP_STORE' : `pass ${flag} <dir>`} (a store is created by \`reloop run\`)`,
     EXIT.failed,
     'NO_STORE',
   );

@@ -316,6 +316,27 @@ describe('error paths: one line with a code, the documented exit status, nothing
   );
 
   it(
+    'copy names the flag that pointed at the bad store (--from, --to), not --store',
+    async () => {
+      const cwd = await freshDir('copyflags');
+      await mkdir(path.join(cwd, 'not-a-store'));
+      await writeFile(path.join(cwd, 'a-file'), '');
+      const from = await runCli(['copy', '--from', 'not-a-store', '--to', 'there'], { cwd });
+      expect(from.code).toBe(1);
+      oneLine(from, 'NO_STORE');
+      expect(from.stderr).toContain('pass --from <dir>');
+      expect(from.stderr).not.toContain('--store');
+      await mkdir(path.join(cwd, 'src', 'sessions'), { recursive: true });
+      const to = await runCli(['copy', '--from', 'src', '--to', path.join('a-file', 'store')], { cwd });
+      expect(to.code).toBe(1);
+      oneLine(to, 'STORE_UNUSABLE');
+      expect(to.stderr).toMatch(/^reloop: --to /);
+      expect(await readdir(cwd)).not.toContain('there');
+    },
+    SLOW,
+  );
+
+  it(
     'submit and worker on a file store: NO_RUN_QUEUE, exit 1; a worker flag out of range is USAGE, exit 2',
     async () => {
       const cwd = await freshDir('no-queue');

@@ -22,10 +22,10 @@ export function registerCopy(program: Command): void {
     .option('--json', 'one JSON report per session, one per line')
     .action(async (opts: CopyFlags) => {
       if (opts.from === opts.to) throw new UsageError('--from and --to name the same store');
-      const from = await openStore({ store: opts.from });
+      const from = await openStore({ store: opts.from }, { flag: '--from' });
       try {
         // The target is made if it does not exist yet (a directory; a database gets reloop's schema).
-        const to = await openStore({ store: opts.to }, { create: true });
+        const to = await openStore({ store: opts.to }, { create: true, flag: '--to' });
         try {
           const { copySession } = await import('../../replay/copySession.ts');
           const ids = opts.session.length > 0 ? opts.session : (await from.list()).map((s) => s.id).reverse();
