@@ -84,6 +84,16 @@ async function records(store: string, session: string): Promise<LogRecord[]> {
   }
 }
 
+/** `run --resume <root>` with the script's turns after the park (the file store's way on). */
+async function resumeRoot(cwd: string, store: string, parent: string, marker: string) {
+  return runCli(
+    ['run', '--resume', parent, '--script', await script(cwd, marker, 'after'), '--store', store, '--json'],
+    {
+      cwd,
+    },
+  );
+}
+
 const childOf = (log: LogRecord[]) => {
   const r = log.find((x) => x.type === 'child.started');
   return r?.type === 'child.started' ? r.data.child : '';
@@ -152,19 +162,7 @@ describe('a sub-agent parked on an approval, on the file store', () => {
         treePending: [],
       });
 
-      const resumed = await runCli(
-        [
-          'run',
-          '--resume',
-          parent,
-          '--script',
-          await script(cwd, marker, 'after'),
-          '--store',
-          store,
-          '--json',
-        ],
-        { cwd },
-      );
+      const resumed = await resumeRoot(cwd, store, parent, marker);
       expect(resumed.code, resumed.stderr).toBe(0);
       expect(onlyJson(resumed)).toMatchObject({ status: 'completed', reason: 'completed' });
       expect(await runs(marker)).toBe(1);
@@ -200,19 +198,7 @@ describe('a sub-agent parked on an approval, on the file store', () => {
       expect(denied.code, denied.stderr).toBe(0);
       expect(denied.stdout).toContain(`resume it: `);
       expect(denied.stdout).toContain(`run --resume ${parent}`);
-      const resumed = await runCli(
-        [
-          'run',
-          '--resume',
-          parent,
-          '--script',
-          await script(cwd, marker, 'after'),
-          '--store',
-          store,
-          '--json',
-        ],
-        { cwd },
-      );
+      const resumed = await resumeRoot(cwd, store, parent, marker);
       expect(onlyJson(resumed)).toMatchObject({ status: 'completed' });
       expect(await runs(marker)).toBe(0);
       const finished = (await records(store, child)).find((r) => r.type === 'tool.finished');
