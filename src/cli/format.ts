@@ -50,8 +50,14 @@ function describe(r: LogRecord): string {
       return `tool ${r.data.name} ${r.data.outcome}${r.data.synthetic ? ' (synthetic)' : ''} in ${Math.round(r.data.durationMs)} ms: ${clip(typeof r.data.result.content === 'string' ? r.data.result.content : JSON.stringify(r.data.result.content), 70)}`;
     case 'permission.decided':
       return `permission ${r.data.name}: ${r.data.decision} → ${r.data.resolved} (${r.data.by})${r.data.message ? `: ${clip(r.data.message, 60)}` : ''}`;
-    case 'hook.decided':
-      return `hook ${r.data.hook}: ${r.data.decision}${r.data.reason ? `: ${clip(r.data.reason, 70)}` : ''}`;
+    case 'hook.decided': {
+      const d = r.data;
+      const who = d.command ? ` \`${clip(d.command, 50)}\`${d.source ? ` (${d.source})` : ''}` : '';
+      const why = d.reason ? `: ${clip(d.reason, 70)}` : '';
+      const shown = d.systemMessage ? ` — ${clip(d.systemMessage, 70)}` : '';
+      const context = d.output ? ` [+${d.output.length} characters of context]` : '';
+      return `hook ${d.hook}${who}: ${d.decision}${why}${shown}${context}`;
+    }
     case 'compaction.finished':
       return r.data.ok
         ? `compaction (${r.data.mode}) ${r.data.tokensBefore} → ${r.data.tokensAfter} tokens, ${plural(compactedLength(r.data), 'message')}`

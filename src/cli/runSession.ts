@@ -1,8 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { createCommandStopHook } from '../hooks/commandHooks.ts';
-import { HookSettingsError, loadHookSettings } from '../hooks/settings.ts';
-import type { StopHook } from '../hooks/types.ts';
+import { HookSettingsError } from '../hooks/config.ts';
+import { runHooksFromFlags } from '../hooks/settings.ts';
 import { hasApiKey } from '../model/credentials.ts';
 import { costOf, priceOf } from '../model/pricing.ts';
 import { parseScriptText, ScriptError } from '../model/script.ts';
@@ -11,6 +10,7 @@ import type { ModelClient } from '../model/types.ts';
 import { AwaitingApprovalError, pendingApprovals, pendingBelow } from '../runtime/approvals.ts';
 import type { RunSettings } from '../runtime/config.ts';
 import { NothingToRunError, type RunResult, Session, type SessionOptions } from '../runtime/session.ts';
+import type { LogRecord } from '../store/records.ts';
 import type { EventStore } from '../store/types.ts';
 import { builtinTools } from '../tools/builtin/index.ts';
 import {
@@ -19,7 +19,6 @@ import {
   PermissionModeSchema,
   PermissionRuleError,
 } from '../tools/permissions/index.ts';
-import type { ToolHooks } from '../tools/types.ts';
 import type { RunOptions } from './commands/run.ts';
 import {
   CommandFailed,
@@ -74,14 +73,8 @@ export async function prepareRun(
   };
   prepared.model = given ?? (await modelFrom(opts, () => prepared.session?.abort()));
   const passEnv = opts.passEnv ?? [];
-  const stopHooks: StopHook[] = opts.stopHook.map((c) => createCommandStopHook(c, { cwd, passEnv }));
-  let toolHooks: ToolHooks | undefined;
-  if (opts.settings) {
-    const hooks = await hookSettings(path.resolve(opts.settings), cwd, passEnv);
-    stopHooks.push(...hooks.stopHooks);
-    toolHooks = hooks.toolHooks;
-    for (const w of hooks.warnings) err(`warning: ${w}`);
-  }
+  const hooks = await hookSettings(opts, cwd);
+  for (const w of hooks.warnings) err(`warning: ${w}`);
   // Costs come from the price table: a model it does not know costs $0 in every total, so a
   // budget in dollars could never stop the run. Said once, up front, on stderr.
   for (const name of [opts.model, opts.fallbackModel]) {
@@ -103,8 +96,8 @@ export async function prepareRun(
     // One prompt at a time: parallel sub-agents share this askUser (src/cli/terminalAsk.ts).
     askUser: !quiet && process.stdin.isTTY ? terminalAsk() : undefined,
     unattendedAsk: parseOnAsk(opts.onAsk),
-    toolHooks,
-    stopHooks,
+    hooks: hooks.hooks,
+    hookOptions: { permissionMode: mode, passEnv },
     ...rest,
     settings,
   };
@@ -149,7 +142,8 @@ export async function runPrepared(
     store,
     model: prepared.model,
     ...prepared.options,
-    ...(quiet ? {} : { onRecord: live.onRecord, onStreamEvent: live.onStreamEvent }),
+    // Under --json the log's lines are not shown; what hooks say to the user still is (stderr).
+    ...(quiet ? { onRecord: hookNotices } : { onRecord: live.onRecord, onStreamEvent: live.onStreamEvent }),
   };
   const session = opts.resume ? await Session.open(opts.resume, common) : await Session.create(common);
   prepared.session = session;
@@ -170,6 +164,8 @@ export async function runPrepared(
     for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
     live.end();
   }
+  // The process is done with the session: its SessionEnd hooks run (their answers are logged).
+  await session.end('other');
   const { sessionId, runId, status, reason, turns, usage } = result;
   if (quiet) {
     if (printResult) printJson({ sessionId, runId, status, reason, turns, usage });
@@ -205,6 +201,14 @@ export async function runPrepared(
     out(`  view:   ${selfCommand()} viz ${sessionId} --format html --out session.html${store}`);
   }
   return result;
+}
+
+/** What a hook had shown to the user (an error, its systemMessage, exit 2's stderr), on stderr. */
+function hookNotices(r: LogRecord): void {
+  if (r.type !== 'hook.decided' || r.data.hook === 'Budget') return;
+  const d = r.data;
+  if (d.decision === 'error') err(`warning: ${d.reason ?? `${d.hook} hook failed`}`);
+  if (d.systemMessage) err(`${d.hook} hook: ${d.systemMessage}`);
 }
 
 /** The Task tool's agents for a run (its working directory's and `--agents-dir`'s). */
@@ -248,9 +252,10 @@ function permissionPolicy(mode: PermissionMode, opts: RunOptions, cwd: string) {
   }
 }
 
-async function hookSettings(file: string, cwd: string, passEnv: readonly string[]) {
+/** The run's hooks: `--settings`' and `--stop-hook`'s; a settings file that is not valid is bad usage. */
+async function hookSettings(opts: RunOptions, cwd: string) {
   try {
-    return await loadHookSettings(file, { cwd, passEnv });
+    return await runHooksFromFlags({ settings: opts.settings, stopHook: opts.stopHook, cwd });
   } catch (e) {
     if (e instanceof HookSettingsError) throw new UsageError(`--settings ${e.message}`, e.code);
     throw e;

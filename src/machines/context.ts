@@ -69,6 +69,22 @@ export interface BuildQueryInput {
   turn: number;
 }
 
+/**
+ * What the hooks that run before a run's first request (SessionStart, UserPromptSubmit)
+ * decided: the buildQuery effect runs them and answers with the request and this.
+ */
+export interface PromptHooks {
+  /** A hook said `continue: false` (hook_stopped). */
+  stopped?: string;
+  /** UserPromptSubmit blocked the prompt (prompt_blocked). */
+  blocked?: string;
+  /** Context for the model: appended to the history before the request (hook_context). */
+  context?: string;
+}
+
+/** The built request; `hooks` when the run's prompt hooks ran in this build. */
+export type BuiltQuery = ModelRequest & { hooks?: PromptHooks };
+
 export interface CallModelInput {
   request: ModelRequest;
   attempt: number;
@@ -94,6 +110,8 @@ export interface ToolBatchResult {
    * carried into the resumed batch): the run parks (awaiting_approval). Absent or empty otherwise.
    */
   parked?: ParkedCall[];
+  /** A hook of the batch said `continue: false`: the run stops after its results (hook_stopped). */
+  stopped?: string;
 }
 
 /** A tool call the batch parked on: what the approver is asked about. */
@@ -122,7 +140,19 @@ export interface CompactResult {
   /** The context as the trigger measured it, before and after: the same measure on both sides. */
   tokensBefore: number;
   tokensAfter: number;
+  /** SessionStart (source compact) hooks' context: appended after the compacted history. */
+  hookContext?: string;
+  /** A SessionStart hook said `continue: false` after the compaction (hook_stopped). */
+  hookStopped?: string;
 }
+
+/** A compaction PreCompact hooks refused: `blocked` (a block) or `stopped` (continue: false). */
+export interface CompactRefused {
+  refused: 'blocked' | 'stopped';
+  reason: string;
+}
+
+export type CompactOutput = CompactResult | CompactRefused;
 
 export interface BackoffInput {
   attempt: number;
@@ -137,10 +167,11 @@ export interface StopChecksInput {
   budgetContinuations: number;
 }
 
+/** `hook`: the event that decided, when it is not Stop (inside a sub-agent: SubagentStop). */
 export type StopDecision =
   | { decision: 'allow' }
-  | { decision: 'block'; reason: string }
-  | { decision: 'prevent'; reason: string }
+  | { decision: 'block'; reason: string; hook?: 'SubagentStop' }
+  | { decision: 'prevent'; reason: string; hook?: 'SubagentStop' }
   | { decision: 'budget_continue'; message: string };
 
 /** How non-model actors fail: aborted, or broken. */
@@ -160,5 +191,6 @@ export interface MessageEmitted {
     | 'stop_hook_feedback'
     | 'budget_continue'
     | 'max_turns_marker'
-    | 'interrupted';
+    | 'interrupted'
+    | 'hook_context';
 }

@@ -1,11 +1,12 @@
 import { fromCallback } from 'xstate';
-import type { ModelRequest, ModelResponse } from '../model/types.ts';
+import type { ModelResponse } from '../model/types.ts';
 import type {
   BackoffInput,
   BuildQueryInput,
+  BuiltQuery,
   CallModelInput,
   CompactInput,
-  CompactResult,
+  CompactOutput,
   RunToolsInput,
   StopChecksInput,
   StopDecision,
@@ -17,10 +18,10 @@ export const EFFECTS_ACTOR_ID = 'effects';
 
 /** Every effect the chart performs: its input and its output. */
 export interface EffectSignatures {
-  buildQuery: { input: BuildQueryInput; output: ModelRequest };
+  buildQuery: { input: BuildQueryInput; output: BuiltQuery };
   callModel: { input: CallModelInput; output: ModelResponse };
   runTools: { input: RunToolsInput; output: ToolBatchResult };
-  compact: { input: CompactInput; output: CompactResult };
+  compact: { input: CompactInput; output: CompactOutput };
   backoff: { input: BackoffInput; output: { delayMs: number } };
   stopChecks: { input: StopChecksInput; output: StopDecision };
 }

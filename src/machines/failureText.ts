@@ -1,7 +1,7 @@
 import type { AnyEventObject } from 'xstate';
 import { textOf } from '../model/messages.ts';
 import type { RunContext } from './context.ts';
-import { response, stopDecision } from './guards.ts';
+import { builtQuery, compactOutput, response, stopDecision, toolBatch } from './guards.ts';
 import type { TerminalReason } from './reasons.ts';
 
 /** The sentence a failed run carries in `run.ended.error`, built from the facts that ended it. */
@@ -36,7 +36,27 @@ export function failureText(why: TerminalReason, c: RunContext, event: AnyEventO
       const d = stopDecision(event);
       return `stop hooks blocked the finish ${c.stop.blocks + 1} times in a row (cap ${cfg.stopHookBlockCap}): ${'reason' in d ? d.reason : ''}`;
     }
+    case 'prompt_blocked':
+      return `a UserPromptSubmit hook blocked the prompt: ${builtQuery(event).hooks?.blocked ?? ''}`;
+    case 'hook_stopped':
+      return `a hook stopped the run: ${hookStopReason(event)}`;
+    case 'compaction_blocked_overflow': {
+      const out = compactOutput(event);
+      return `the context window is exceeded and a PreCompact hook blocked the compaction: ${'refused' in out ? out.reason : ''}`;
+    }
     default:
       return why;
   }
+}
+
+/** The stopReason of the hook that said `continue: false`, wherever in the run it answered. */
+function hookStopReason(event: AnyEventObject): string {
+  const type = String(event.type);
+  if (type.endsWith('.buildQuery')) return builtQuery(event).hooks?.stopped ?? '';
+  if (type.endsWith('.runTools')) return toolBatch(event).stopped ?? '';
+  if (type.endsWith('.compact')) {
+    const out = compactOutput(event);
+    return 'refused' in out ? out.reason : (out.hookStopped ?? '');
+  }
+  return '';
 }

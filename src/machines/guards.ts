@@ -1,7 +1,14 @@
 import type { AnyEventObject } from 'xstate';
 import { hasToolUse, toolUsesOf } from '../model/messages.ts';
 import type { ModelFailure, ModelRequest, ModelResponse } from '../model/types.ts';
-import type { ActorFailure, RunContext, StopDecision, ToolBatchResult } from './context.ts';
+import type {
+  ActorFailure,
+  BuiltQuery,
+  CompactOutput,
+  RunContext,
+  StopDecision,
+  ToolBatchResult,
+} from './context.ts';
 
 /**
  * Pure guards, one per decision. They read the context and the event payload only, so the
@@ -13,6 +20,8 @@ type Args = { context: RunContext; event: AnyEventObject };
 export const response = (e: AnyEventObject) => e.output as ModelResponse;
 export const toolBatch = (e: AnyEventObject) => e.output as ToolBatchResult;
 export const stopDecision = (e: AnyEventObject) => e.output as StopDecision;
+export const builtQuery = (e: AnyEventObject) => e.output as BuiltQuery;
+export const compactOutput = (e: AnyEventObject) => e.output as CompactOutput;
 export function failure(e: AnyEventObject): ModelFailure | ActorFailure | null {
   const err: unknown = e.error;
   return typeof err === 'object' && err !== null && 'kind' in err
@@ -32,6 +41,12 @@ export const resumesToolBatch = ({ event }: Args) => {
   const last = (event.output as ModelRequest).messages.at(-1);
   return last?.role === 'assistant' && toolUsesOf(last.content).length > 0;
 };
+/** SessionStart / UserPromptSubmit said `continue: false` before the first request. */
+export const promptStopped = ({ event }: Args) => builtQuery(event).hooks?.stopped !== undefined;
+/** UserPromptSubmit blocked the prompt. */
+export const promptBlocked = ({ event }: Args) => builtQuery(event).hooks?.blocked !== undefined;
+/** The prompt hooks gave context for the model. */
+export const hookContextGiven = ({ event }: Args) => builtQuery(event).hooks?.context !== undefined;
 /** The effect itself broke (not the model): e.g. the log could not be written before the request. */
 export const effectBroken = ({ event }: Args) => failure(event)?.kind === 'failed';
 
@@ -95,6 +110,8 @@ export const canRetryTransport = ({ context, event }: Args) =>
 // ---- dispatchingTools: the batch finished
 export const toolsAborted = ({ event }: Args) => toolBatch(event).aborted;
 export const toolsParked = ({ event }: Args) => (toolBatch(event).parked?.length ?? 0) > 0;
+/** A hook of the batch said `continue: false`. */
+export const toolsStopped = ({ event }: Args) => toolBatch(event).stopped !== undefined;
 
 export const maxTurnsReached = ({ context }: Args) => context.turn + 1 > context.config.maxTurns;
 
@@ -102,7 +119,18 @@ export const needsAutoCompact = ({ context, event }: Args) =>
   context.compaction.autoFailures < context.config.autoCompactBreaker &&
   context.contextTokens + toolBatch(event).appendedTokens > context.config.autoCompactThreshold;
 
-// ---- compacting failed
+// ---- compacting: done, refused or failed
+const refused = (e: AnyEventObject) => {
+  const out = compactOutput(e);
+  return 'refused' in out ? out.refused : null;
+};
+/** PreCompact (or SessionStart after the compaction) said `continue: false`. */
+export const compactionStopped = ({ event }: Args) => {
+  const out = compactOutput(event);
+  return refused(event) === 'stopped' || ('hookStopped' in out && out.hookStopped !== undefined);
+};
+export const compactionBlocked = ({ event }: Args) => refused(event) === 'blocked';
+export const compactionBlockedReactive = (a: Args) => compactionBlocked(a) && compactionWasReactive(a);
 export const compactionWasReactive = ({ context }: Args) => context.compaction.mode === 'reactive';
 
 // ---- awaitingStopHook: the stop checks answered
@@ -110,4 +138,9 @@ export const stopPrevented = ({ event }: Args) => stopDecision(event).decision =
 export const stopBlockedPastCap = ({ context, event }: Args) =>
   stopDecision(event).decision === 'block' && context.stop.blocks >= context.config.stopHookBlockCap;
 export const stopBlocked = ({ event }: Args) => stopDecision(event).decision === 'block';
+/** A sub-agent's SubagentStop hooks blocked its finish. */
+export const subagentStopBlocked = ({ event }: Args) => {
+  const d = stopDecision(event);
+  return d.decision === 'block' && d.hook === 'SubagentStop';
+};
 export const budgetContinue = ({ event }: Args) => stopDecision(event).decision === 'budget_continue';

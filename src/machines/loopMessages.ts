@@ -7,6 +7,7 @@ export const MAX_TOKENS_CONTINUE_TEXT =
   'Pick up mid-thought if that is where the cut happened, and break the remaining work into smaller pieces.';
 export const MAX_TURNS_MARKER = '[max_turns_reached]';
 export const STOP_HOOK_FEEDBACK_PREFIX = 'Stop hook feedback:\n';
+export const SUBAGENT_STOP_HOOK_FEEDBACK_PREFIX = 'SubagentStop hook feedback:\n';
 
 export function assistantMessage(response: ModelResponse): Message {
   return { role: 'assistant', content: response.content };

@@ -43,7 +43,26 @@ export const queryLoopMachine = queryLoopSetup.createMachine(
         entry: { type: 'perform', params: 'buildQuery' },
         on: {
           'xstate.done.actor.buildQuery': [
+            // A run's first build runs its SessionStart / UserPromptSubmit hooks: they may end it.
+            {
+              guard: 'promptStopped',
+              target: 'failed',
+              actions: { type: 'explainFailure', params: 'hook_stopped' },
+              meta: r('hook_stopped'),
+            },
+            {
+              guard: 'promptBlocked',
+              target: 'failed',
+              actions: { type: 'explainFailure', params: 'prompt_blocked' },
+              meta: r('prompt_blocked'),
+            },
             { guard: 'resumesToolBatch', target: 'dispatchingTools', meta: r('tool_batch_resumed') },
+            {
+              guard: 'hookContextGiven',
+              target: 'requesting',
+              actions: ['takeRequestWithContext', { type: 'announce', params: 'hook_context' }],
+              meta: r('hook_context'),
+            },
             { target: 'requesting', actions: 'takeRequest', meta: r('query_built') },
           ],
           'xstate.error.actor.buildQuery': [
@@ -196,6 +215,13 @@ export const queryLoopMachine = queryLoopSetup.createMachine(
         on: {
           'xstate.done.actor.runTools': [
             { guard: 'toolsAborted', target: 'aborted', actions: 'appendToolResults', meta: r('aborted') },
+            // A hook said continue: false: the results (the calls after it did not run) close the run.
+            {
+              guard: 'toolsStopped',
+              target: 'failed',
+              actions: ['appendToolResults', { type: 'explainFailure', params: 'hook_stopped' }],
+              meta: r('hook_stopped'),
+            },
             // Nothing ran: the history keeps its open tool calls, which the resumed run runs.
             { guard: 'toolsParked', target: 'awaitingApproval', meta: r('awaiting_approval') },
             {
@@ -239,11 +265,23 @@ export const queryLoopMachine = queryLoopSetup.createMachine(
       compacting: {
         entry: { type: 'perform', params: 'compact' },
         on: {
-          'xstate.done.actor.compact': {
-            target: 'building',
-            actions: 'takeCompaction',
-            meta: r('compacted'),
-          },
+          'xstate.done.actor.compact': [
+            {
+              guard: 'compactionStopped',
+              target: 'failed',
+              actions: ['takeCompaction', { type: 'explainFailure', params: 'hook_stopped' }],
+              meta: r('hook_stopped'),
+            },
+            // Blocking the compaction that would recover from an overflow lets the overflow stand.
+            {
+              guard: 'compactionBlockedReactive',
+              target: 'failed',
+              actions: { type: 'explainFailure', params: 'compaction_blocked_overflow' },
+              meta: r('compaction_blocked_overflow'),
+            },
+            { guard: 'compactionBlocked', target: 'building', meta: r('compaction_blocked') },
+            { target: 'building', actions: 'takeCompaction', meta: r('compacted') },
+          ],
           'xstate.error.actor.compact': [
             { guard: 'isAborted', target: 'aborted', meta: r('aborted') },
             {
@@ -271,6 +309,12 @@ export const queryLoopMachine = queryLoopSetup.createMachine(
               target: 'failed',
               actions: { type: 'explainFailure', params: 'stop_hook_block_limit' },
               meta: r('stop_hook_block_limit'),
+            },
+            {
+              guard: 'subagentStopBlocked',
+              target: 'building',
+              actions: 'appendSubagentStopFeedback',
+              meta: r('subagent_stop_continuation'),
             },
             {
               guard: 'stopBlocked',

@@ -2,7 +2,14 @@ import { assign, emit, enqueueActions, sendTo, setup } from 'xstate';
 import { AppendOnlyList } from '../lib/appendOnlyList.ts';
 import { addUsage, contextTokensOf, estimateTokens, type Message, toolUsesOf } from '../model/messages.ts';
 import type { ModelRequest, ModelResponse } from '../model/types.ts';
-import type { CompactResult, MessageEmitted, RunContext, RunInput, ToolBatchResult } from './context.ts';
+import type {
+  BuiltQuery,
+  CompactOutput,
+  MessageEmitted,
+  RunContext,
+  RunInput,
+  ToolBatchResult,
+} from './context.ts';
 import type { EdgeFact, EdgeTaken } from './edgeReport.ts';
 import { effectCommand } from './effectInputs.ts';
 import {
@@ -20,6 +27,7 @@ import {
   MAX_TURNS_MARKER,
   partialOutput,
   STOP_HOOK_FEEDBACK_PREFIX,
+  SUBAGENT_STOP_HOOK_FEEDBACK_PREFIX,
   syntheticResults,
   toolResultsMessage,
   userText,
@@ -51,6 +59,12 @@ function responseUpdate(context: RunContext, res: ModelResponse) {
         ? context.compaction
         : { ...context.compaction, reactiveTried: false },
   };
+}
+
+/** The request the chart keeps: what buildQuery built, without what its hooks said. */
+function requestOf(event: unknown): ModelRequest {
+  const { hooks: _, ...request } = outputOf<BuiltQuery>(event);
+  return request;
 }
 
 /** What a new turn resets: per-turn output recovery and the consecutive stop-hook blocks. */
@@ -110,6 +124,14 @@ export const queryLoopSetup = setup({
     stopBlockedPastCap: g.stopBlockedPastCap,
     stopBlocked: g.stopBlocked,
     budgetContinue: g.budgetContinue,
+    promptStopped: g.promptStopped,
+    promptBlocked: g.promptBlocked,
+    hookContextGiven: g.hookContextGiven,
+    toolsStopped: g.toolsStopped,
+    compactionStopped: g.compactionStopped,
+    compactionBlocked: g.compactionBlocked,
+    compactionBlockedReactive: g.compactionBlockedReactive,
+    subagentStopBlocked: g.subagentStopBlocked,
   },
   actions: {
     /** First on every edge (see edgeReport.ts): the edge taken, as the `transition` record. */
@@ -190,9 +212,12 @@ export const queryLoopSetup = setup({
       };
     }),
     countPausedTurn: assign(({ context }) => ({ turn: context.turn + 1 })),
-    takeRequest: assign({
-      request: ({ event }) => (event as unknown as { output: ModelRequest }).output,
-    }),
+    takeRequest: assign({ request: ({ event }) => requestOf(event) }),
+    /** The request, and the prompt hooks' context appended to the history (it is in the request). `announce` follows. */
+    takeRequestWithContext: assign(({ context, event }) => ({
+      request: requestOf(event),
+      messages: context.messages.append(userText(outputOf<BuiltQuery>(event).hooks!.context!)),
+    })),
     noteFailure: assign(({ context, event }) => {
       const f = (event as unknown as { error: RunContext['transport']['lastFailure'] }).error;
       return {
@@ -219,17 +244,24 @@ export const queryLoopSetup = setup({
       compaction: { ...context.compaction, mode: 'reactive' as const, reactiveTried: true },
     })),
     compactAuto: assign(({ context }) => ({ compaction: { ...context.compaction, mode: 'auto' as const } })),
-    takeCompaction: assign(({ context, event }) => {
-      const out = (event as unknown as { output: CompactResult }).output;
-      return {
-        messages: AppendOnlyList.from(out.messages),
+    /** The compacted history (nothing when hooks refused the compaction), then SessionStart's context. */
+    takeCompaction: enqueueActions(({ context, event, enqueue }) => {
+      const out = outputOf<CompactOutput>(event);
+      if ('refused' in out) return;
+      let messages = AppendOnlyList.from(out.messages);
+      const note =
+        out.hookContext !== undefined && out.hookStopped === undefined ? userText(out.hookContext) : null;
+      if (note) messages = messages.append(note);
+      enqueue.assign({
+        messages,
         usage: addUsage(context.usage, out.usage),
-        contextTokens: out.tokensAfter,
+        contextTokens: out.tokensAfter + (note ? estimateTokens(note.content) : 0),
         compaction:
           context.compaction.mode === 'auto'
             ? { ...context.compaction, autoFailures: 0 }
             : context.compaction,
-      };
+      });
+      if (note) enqueue.emit(emitted(note, 'hook_context'));
     }),
     countCompactionFailure: assign(({ context }) => ({
       compaction: { ...context.compaction, autoFailures: context.compaction.autoFailures + 1 },
@@ -237,6 +269,16 @@ export const queryLoopSetup = setup({
     appendStopFeedback: enqueueActions(({ context, event, enqueue }) => {
       const out = (event as unknown as { output: { reason: string } }).output;
       const msg = userText(`${STOP_HOOK_FEEDBACK_PREFIX}${out.reason}`);
+      enqueue.assign({
+        messages: context.messages.append(msg),
+        stop: { ...context.stop, blocks: context.stop.blocks + 1, hookActive: true },
+        contextTokens: context.contextTokens + estimateTokens(msg.content),
+      });
+      enqueue.emit(emitted(msg, 'stop_hook_feedback'));
+    }),
+    appendSubagentStopFeedback: enqueueActions(({ context, event, enqueue }) => {
+      const out = (event as unknown as { output: { reason: string } }).output;
+      const msg = userText(`${SUBAGENT_STOP_HOOK_FEEDBACK_PREFIX}${out.reason}`);
       enqueue.assign({
         messages: context.messages.append(msg),
         stop: { ...context.stop, blocks: context.stop.blocks + 1, hookActive: true },

@@ -16,6 +16,8 @@ export const REASON_DOCS = {
   transport_retry: 'retryable API or network error: wait (backoff, retry-after), then retry',
   model_fallback: 'repeated overload (529): switch to the fallback model and retry',
   stop_hook_continuation: 'a stop hook blocked the finish: its feedback was appended, next turn',
+  subagent_stop_continuation:
+    "a SubagentStop hook blocked a sub-agent's finish: its feedback was appended, the sub-agent goes on",
   budget_continuation: 'the budget policy asked the model to keep working',
   pause_turn_continuation: 'the server paused a long turn: send it back so the server continues',
   // Terminal reasons: the run ends.
@@ -28,6 +30,11 @@ export const REASON_DOCS = {
   budget_exhausted: 'the token or USD budget of the run is spent',
   stop_hook_prevented: 'a stop hook said the run must not continue (continue: false)',
   stop_hook_block_limit: 'stop hooks blocked the finish more times in a row than the cap allows',
+  prompt_blocked:
+    'a UserPromptSubmit hook blocked the prompt: no request was sent, and the prompt is erased from the history',
+  hook_stopped: 'a hook answered continue: false (outside the stop checks): the run stops there',
+  compaction_blocked_overflow:
+    'the context overflowed and a PreCompact hook blocked the compaction that would have made room: the overflow stands',
   runtime_error:
     'an effect of the runtime itself failed unexpectedly (a bug, a broken plug-in, or a log that cannot be written)',
   aborted: 'the run was aborted (AbortSignal); every tool_use got a tool_result',
@@ -42,6 +49,9 @@ export const REASON_DOCS = {
   compaction_failed: 'auto-compaction failed: go on uncompacted (three failures in a row open the breaker)',
   tool_batch_resumed:
     'the history ends with tool calls that have no results (a batch parked for approval): run them, no model call',
+  hook_context:
+    "SessionStart / UserPromptSubmit hooks gave context: it was appended to the history, send the run's first request",
+  compaction_blocked: 'a PreCompact hook blocked auto-compaction: go on uncompacted',
 } as const;
 
 export type TransitionReason = keyof typeof REASON_DOCS;
@@ -58,6 +68,7 @@ export const CONTINUATION_REASONS = [
   'transport_retry',
   'model_fallback',
   'stop_hook_continuation',
+  'subagent_stop_continuation',
   'budget_continuation',
   'pause_turn_continuation',
 ] as const satisfies readonly TransitionReason[];
@@ -72,6 +83,9 @@ export const TERMINAL_STATUS = {
   budget_exhausted: 'failed',
   stop_hook_prevented: 'failed',
   stop_hook_block_limit: 'failed',
+  prompt_blocked: 'failed',
+  hook_stopped: 'failed',
+  compaction_blocked_overflow: 'failed',
   runtime_error: 'failed',
   aborted: 'aborted',
   awaiting_approval: 'paused',
@@ -87,6 +101,8 @@ export const INTRA_TURN_REASONS = [
   'compacted',
   'compaction_failed',
   'tool_batch_resumed',
+  'hook_context',
+  'compaction_blocked',
 ] as const satisfies readonly TransitionReason[];
 
 /**

@@ -149,6 +149,8 @@ export function toolBatchProblem(
     if (!byId.has(u.id)) byId.set(u.id, { name: u.name, index });
   });
   const denied = new Set<string>();
+  /** Calls a PreToolUse hook blocked (outcome hook_blocked; `denied` in logs before it existed). */
+  const blocked = new Set<string>();
   const started = new Set<string>();
   const finished = new Set<string>();
   const children = new Map<string, string>();
@@ -182,8 +184,12 @@ export function toolBatchProblem(
             'a hook decision for a tool call the response did not make',
           );
         }
-        if (r.data.hook === 'PreToolUse' && r.data.decision === 'deny' && r.data.toolUseId)
-          denied.add(r.data.toolUseId);
+        if (
+          r.data.hook === 'PreToolUse' &&
+          (r.data.decision === 'deny' || r.data.decision === 'prevent') &&
+          r.data.toolUseId
+        )
+          blocked.add(r.data.toolUseId);
         break;
       case 'child.started':
         children.set(r.data.toolUseId, r.data.child);
@@ -207,10 +213,17 @@ export function toolBatchProblem(
         const outcome = r.data.outcome;
         if (finished.has(id)) return problem(r, null, id, 'a second result for one tool call');
         finished.add(id);
-        if (denied.has(id) !== (outcome === 'denied')) {
+        const expected = blocked.has(id) ? 'hook_blocked' : denied.has(id) ? 'denied' : 'neither';
+        const fits =
+          expected === 'hook_blocked'
+            ? outcome === 'hook_blocked' || outcome === 'denied'
+            : expected === 'denied'
+              ? outcome === 'denied'
+              : outcome !== 'denied' && outcome !== 'hook_blocked';
+        if (!fits) {
           return problem(
             r,
-            denied.has(id) ? 'denied' : 'not denied',
+            expected === 'neither' ? 'not denied' : expected,
             outcome,
             'the outcome does not match the permission and hook decisions logged for the call',
           );

@@ -234,8 +234,12 @@ export class LogWalk {
     }
     const expected = open?.start.run ?? null;
     if (!open && this.options.history) return null;
-    // Between runs only an abort can be logged (one requested while resume was closing a dead run).
-    if (r.run !== expected && !(r.type === 'abort.requested' && r.run === null)) {
+    // Between runs only an abort can be logged (one requested while resume was closing a dead run),
+    // and what SessionEnd hooks answered as a session object was done with.
+    const between =
+      r.run === null &&
+      (r.type === 'abort.requested' || (r.type === 'hook.decided' && r.data.hook === 'SessionEnd'));
+    if (r.run !== expected && !between) {
       return {
         seq: r.seq,
         expected,

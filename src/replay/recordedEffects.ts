@@ -1,16 +1,25 @@
+import {
+  afterCompactOutcome,
+  PROMPT_EVENTS,
+  preCompactOutcome,
+  promptHooksOutcome,
+  stopReasonOf,
+} from '../hooks/folds.ts';
 import type {
   ActorFailure,
   BackoffInput,
   BuildQueryInput,
+  BuiltQuery,
   CallModelInput,
   CompactInput,
-  CompactResult,
+  CompactOutput,
   RunToolsInput,
   StopChecksInput,
   StopDecision,
   ToolBatchResult,
 } from '../machines/context.ts';
 import type { EffectHandlers, EffectName } from '../machines/effects.ts';
+import { userText } from '../machines/loopMessages.ts';
 import { decideStop, type StopAnswer } from '../machines/stopDecision.ts';
 import { addUsage, estimateTokens, type ToolResultBlock, type Usage } from '../model/messages.ts';
 import type { ModelRequest, ModelResponse } from '../model/types.ts';
@@ -129,20 +138,24 @@ export function recordedEffects(src: FactSource): EffectHandlers {
   }
 
   return {
-    buildQuery: replayed(
-      'buildQuery',
-      async (input: BuildQueryInput, { i, slice }): Promise<ModelRequest> => {
-        if (!slice) return never(src);
-        if (src.abortedBy(i)) throw aborted;
-        return {
-          model: input.model,
-          system: input.system,
-          messages: input.messages,
-          tools: [],
-          maxTokens: input.maxTokens,
-        };
-      },
-    ),
+    buildQuery: replayed('buildQuery', async (input: BuildQueryInput, { i, slice }): Promise<BuiltQuery> => {
+      if (!slice) return never(src);
+      if (src.abortedBy(i)) throw aborted;
+      const request: ModelRequest = {
+        model: input.model,
+        system: input.system,
+        messages: input.messages,
+        tools: [],
+        maxTokens: input.maxTokens,
+      };
+      // The run's prompt hooks answered in this build: what they decided is folded from their records.
+      const records = hookRecords(slice).filter((r) => PROMPT_EVENTS.includes(r.hook as never));
+      if (records.length === 0) return request;
+      const hooks = promptHooksOutcome(records);
+      const messages =
+        hooks.context !== undefined ? [...input.messages, userText(hooks.context)] : input.messages;
+      return { ...request, messages, hooks };
+    }),
 
     callModel: replayed('callModel', async (input: CallModelInput, { slice }): Promise<ModelResponse> => {
       const fact = slice?.find(
@@ -189,16 +202,24 @@ export function recordedEffects(src: FactSource): EffectHandlers {
         });
       }
       const usage = childrenUsage(slice, byId);
+      const stopped = stopReasonOf(hookRecords(slice));
       return {
         results,
         aborted: src.abortedBy(i),
         appendedTokens: estimateTokens(results),
         ...(usage ? { usage } : {}),
+        ...(stopped !== undefined ? { stopped } : {}),
       };
     }),
 
-    compact: replayed('compact', async (input: CompactInput, { slice }): Promise<CompactResult> => {
+    compact: replayed('compact', async (input: CompactInput, { i, slice }): Promise<CompactOutput> => {
       if (!slice) return never(src);
+      // PreCompact hooks refused it: no request was made, nothing was compacted.
+      const pre = preCompactOutcome(hookRecords(slice));
+      if (pre.stopped !== undefined) return { refused: 'stopped', reason: pre.stopped };
+      if (pre.blocked !== undefined) return { refused: 'blocked', reason: pre.blocked };
+      // Aborted while the PreCompact hooks ran: the request never went out.
+      if (src.abortedBy(i) && !find(slice, 'model.requested')) throw aborted;
       const failed = find(slice, 'model.failed', (r) => r.data.purpose === 'compaction');
       if (failed?.data.failure.kind === 'aborted') throw aborted;
       const response = find(slice, 'model.responded', (r) => r.data.purpose === 'compaction');
@@ -216,7 +237,12 @@ export function recordedEffects(src: FactSource): EffectHandlers {
       }
       if (!derived.ok)
         throw { kind: 'failed', message: `compaction failed: ${derived.error}` } satisfies ActorFailure;
-      return derived.result;
+      const after = afterCompactOutcome(hookRecords(slice));
+      return {
+        ...derived.result,
+        ...(after.context !== undefined ? { hookContext: after.context } : {}),
+        ...(after.stopped !== undefined ? { hookStopped: after.stopped } : {}),
+      };
     }),
 
     backoff: replayed('backoff', async (input: BackoffInput, { i, slice }): Promise<{ delayMs: number }> => {
@@ -244,14 +270,23 @@ export function recordedEffects(src: FactSource): EffectHandlers {
         if (src.abortedBy(i)) throw aborted;
         const answers: StopAnswer[] = [];
         for (const r of slice) {
-          if (r.type === 'hook.decided' && (r.data.hook === 'Stop' || r.data.hook === 'Budget')) {
-            answers.push({ hook: r.data.hook, decision: r.data.decision, reason: r.data.reason });
+          const hook = r.type === 'hook.decided' ? r.data.hook : null;
+          if (
+            r.type === 'hook.decided' &&
+            (hook === 'Stop' || hook === 'SubagentStop' || hook === 'Budget')
+          ) {
+            answers.push({ hook, decision: r.data.decision, reason: r.data.reason });
           }
         }
         return decideStop(answers);
       },
     ),
   };
+}
+
+/** The hook answers a slice recorded. */
+function hookRecords(slice: readonly LogRecord[]): RecordOf<'hook.decided'>['data'][] {
+  return slice.flatMap((r) => (r.type === 'hook.decided' ? [r.data] : []));
 }
 
 /**

@@ -1,21 +1,24 @@
+import { stopReasonOf } from '../hooks/folds.ts';
 import type { StopHook, StopHookResult } from '../hooks/types.ts';
 import { messageOf } from '../lib/errors.ts';
 import type {
   ActorFailure,
   BackoffInput,
   BuildQueryInput,
+  BuiltQuery,
   CallModelInput,
   CompactInput,
-  CompactResult,
+  CompactOutput,
   RunToolsInput,
   StopChecksInput,
   StopDecision,
   ToolBatchResult,
 } from '../machines/context.ts';
 import type { EffectHandlers } from '../machines/effects.ts';
+import { userText } from '../machines/loopMessages.ts';
 import { decideStop, type StopAnswer } from '../machines/stopDecision.ts';
 import { compactedMessages } from '../model/compaction.ts';
-import { addUsage, estimateTokens, textOf, type Usage } from '../model/messages.ts';
+import { addUsage, estimateTokens, textOf, toolUsesOf, type Usage } from '../model/messages.ts';
 import {
   ModelCallError,
   type ModelClient,
@@ -33,6 +36,7 @@ import { type BackoffPolicy, backoffDelay, DEFAULT_BACKOFF } from './backoff.ts'
 import type { BudgetPolicy } from './budget.ts';
 import { compactionRequest, estimateHistoryTokens, keptTail, summaryText } from './compactor.ts';
 import type { Clock, Random } from './determinism.ts';
+import type { RunHooks } from './runHooks.ts';
 import type { SessionWriter } from './sessionWriter.ts';
 
 export interface LiveDeps {
@@ -45,7 +49,10 @@ export interface LiveDeps {
   /** An `ask` nobody is attached to answer parks the run (durable approval) instead of denying. */
   parkOnAsk: boolean;
   toolHooks?: ToolHooks;
+  /** The first hook API's stop hooks: run one after the other before `hooks`' Stop hooks. */
   stopHooks: readonly StopHook[];
+  /** The session's hooks outside tool calls (src/runtime/runHooks.ts); absent: none configured. */
+  hooks?: RunHooks;
   budgetPolicy?: BudgetPolicy;
   clock: Clock;
   random: Random;
@@ -128,74 +135,95 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
   }
 
   return {
-    buildQuery: guarded<ModelRequest, BuildQueryInput>('buildQuery', async (input) => {
+    buildQuery: guarded<BuiltQuery, BuildQueryInput>('buildQuery', async (input) => {
       if (d.signal.aborted) throw aborted();
-      return {
+      const request: ModelRequest = {
         model: input.model,
         system: input.system,
         messages: input.messages,
         tools: d.registry.specs(),
         maxTokens: input.maxTokens,
       };
+      const last = input.messages.at(-1);
+      const resumesBatch = last?.role === 'assistant' && toolUsesOf(last.content).length > 0;
+      const hooks = await d.hooks?.beforeFirstRequest(resumesBatch);
+      if (!hooks) return request;
+      if (d.signal.aborted) throw aborted('aborted during the prompt hooks');
+      // Context goes into the history (the chart appends it) and so into this request.
+      const messages =
+        hooks.context !== undefined ? [...input.messages, userText(hooks.context)] : input.messages;
+      return { ...request, messages, hooks };
     }),
 
     callModel: async (input: CallModelInput) => (await call(input.request, 'turn', input.attempt)).response,
 
     runTools: guarded<ToolBatchResult, RunToolsInput>('runTools', async (input) => {
       // PreToolUse hooks and prompts are effects too: the response that asked for them is made durable first.
-      if (d.toolHooks?.preToolUse || d.askUser) await d.writer.commit();
-      const batch = await runToolBatch(
-        {
-          registry: d.registry,
-          toolUses: input.toolUses,
-          signal: d.signal,
-          cwd: d.cwd,
-          session: {
-            sessionId: d.writer.sessionId,
-            fileRead: (path) => d.writer.state.filesRead[path],
-          },
-          canUseTool: d.canUseTool,
-          askUser: d.askUser,
-          approvals: {
-            park: d.parkOnAsk,
-            decision: (toolUseId) => {
-              const answer = d.writer.state.approvals.get(toolUseId)?.decision;
-              return answer ? { allow: answer.allow, by: answer.by, message: answer.message } : undefined;
+      if (d.toolHooks || d.askUser) await d.writer.commit();
+      // The stop reason is read from the records as logged (redacted), as replay reads it.
+      const stops: RecordData<'hook.decided'>[] = [];
+      const unlisten = d.writer.onRecord((r) => {
+        if (r.type === 'hook.decided' && r.data.decision === 'prevent' && r.run === d.runId)
+          stops.push(r.data);
+      });
+      let batch: Awaited<ReturnType<typeof runToolBatch>>;
+      try {
+        batch = await runToolBatch(
+          {
+            registry: d.registry,
+            toolUses: input.toolUses,
+            signal: d.signal,
+            cwd: d.cwd,
+            session: {
+              sessionId: d.writer.sessionId,
+              fileRead: (path) => d.writer.state.filesRead[path],
             },
+            canUseTool: d.canUseTool,
+            askUser: d.askUser,
+            approvals: {
+              park: d.parkOnAsk,
+              decision: (toolUseId) => {
+                const answer = d.writer.state.approvals.get(toolUseId)?.decision;
+                return answer ? { allow: answer.allow, by: answer.by, message: answer.message } : undefined;
+              },
+            },
+            hooks: d.toolHooks,
+            defaultTimeoutMs: d.toolTimeoutMs,
+            maxInputBytes: d.maxToolInputBytes,
+            now: elapsed,
+            // A parked batch resumed: the calls that ran before it parked keep their logged results.
+            ...(d.writer.state.unappendedResults.size > 0
+              ? { answered: d.writer.state.unappendedResults }
+              : {}),
           },
-          hooks: d.toolHooks,
-          defaultTimeoutMs: d.toolTimeoutMs,
-          maxInputBytes: d.maxToolInputBytes,
-          now: elapsed,
-          // A parked batch resumed: the calls that ran before it parked keep their logged results.
-          ...(d.writer.state.unappendedResults.size > 0
-            ? { answered: d.writer.state.unappendedResults }
-            : {}),
-        },
-        {
-          onPermission: (p) => rec('permission.decided', p),
-          onHook: (h) => rec('hook.decided', h),
-          beforeRun: async (calls) => {
-            for (const c of calls) rec('tool.started', startedData(d.writer.state, c));
-            // Write-ahead is for effects: the log must say which ones may have happened. Read-only
-            // calls have none, so their batch is appended (a reader of the log sees it start) but
-            // not waited for on disk — a crash while they run may leave a log ending at the
-            // request, and resume asks the model again. One fdatasync a round instead of two.
-            await d.writer.commit({ durable: calls.some((c) => !c.readOnly) });
+          {
+            onPermission: (p) => rec('permission.decided', p),
+            onHook: (h) => rec('hook.decided', h as RecordData<'hook.decided'>),
+            beforeRun: async (calls) => {
+              for (const c of calls) rec('tool.started', startedData(d.writer.state, c));
+              // Write-ahead is for effects: the log must say which ones may have happened. Read-only
+              // calls have none, so their batch is appended (a reader of the log sees it start) but
+              // not waited for on disk — a crash while they run may leave a log ending at the
+              // request, and resume asks the model again. One fdatasync a round instead of two.
+              await d.writer.commit({ durable: calls.some((c) => !c.readOnly) });
+            },
+            onFinished: (r) =>
+              rec('tool.finished', {
+                toolUseId: r.toolUseId,
+                name: r.name,
+                index: r.index,
+                outcome: r.outcome,
+                result: r.result as RecordData<'tool.finished'>['result'],
+                durationMs: Math.round(r.durationMs * 1000) / 1000,
+                ...(r.filesRead ? { filesRead: r.filesRead } : {}),
+                ...(r.synthetic ? { synthetic: true } : {}),
+              }),
           },
-          onFinished: (r) =>
-            rec('tool.finished', {
-              toolUseId: r.toolUseId,
-              name: r.name,
-              index: r.index,
-              outcome: r.outcome,
-              result: r.result as RecordData<'tool.finished'>['result'],
-              durationMs: Math.round(r.durationMs * 1000) / 1000,
-              ...(r.filesRead ? { filesRead: r.filesRead } : {}),
-              ...(r.synthetic ? { synthetic: true } : {}),
-            }),
-        },
-      );
+        );
+      } finally {
+        unlisten();
+      }
+      const stopped = batch.stopped !== undefined ? (stopReasonOf(stops) ?? batch.stopped) : undefined;
       for (const p of batch.parked) rec('approval.requested', p);
       if (batch.parked.length > 0)
         return { results: [], aborted: false, appendedTokens: 0, parked: batch.parked };
@@ -205,10 +233,15 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
         aborted: batch.aborted,
         appendedTokens: estimateTokens(batch.results),
         ...(usage ? { usage } : {}),
+        ...(stopped !== undefined ? { stopped } : {}),
       };
     }),
 
-    compact: async (input: CompactInput): Promise<CompactResult> => {
+    compact: async (input: CompactInput): Promise<CompactOutput> => {
+      // PreCompact hooks may refuse it (then no request goes out and nothing is compacted).
+      const refused = await d.hooks?.preCompact('auto', '');
+      if (refused) return refused;
+      if (d.signal.aborted) throw aborted('aborted during the PreCompact hooks');
       // Before and after are measured as the trigger measures: the usage-based size of the context.
       // What of it the history estimate does not explain (system prompt, tool definitions) stays
       // after compaction; the history part becomes the estimate of the compacted history.
@@ -247,7 +280,8 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
         tokensBefore,
         tokensAfter,
       });
-      return { messages, summary, tokensBefore, tokensAfter, usage: response.usage };
+      const after = (await d.hooks?.afterCompact()) ?? {};
+      return { messages, summary, tokensBefore, tokensAfter, usage: response.usage, ...after };
     },
 
     backoff: guarded<{ delayMs: number }, BackoffInput>('backoff', async (input) => {
@@ -288,13 +322,14 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
         });
         if (b) return decideStop([{ hook: 'Budget', decision: 'continue', reason: b.message }]);
       }
-      if (d.stopHooks.length === 0) return { decision: 'allow' };
+      if (d.stopHooks.length === 0 && !d.hooks) return { decision: 'allow' };
       await d.writer.commit();
+      const lastAssistantMessage = textOf(input.lastAssistant.content);
       const payload = {
         session_id: d.writer.sessionId,
         hook_event_name: 'Stop' as const,
         stop_hook_active: input.stopHookActive,
-        last_assistant_message: textOf(input.lastAssistant.content),
+        last_assistant_message: lastAssistantMessage,
         cwd: d.cwd,
       };
       const answers: StopAnswer[] = [];
@@ -316,7 +351,11 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
           durationMs: Math.round(elapsed() - t0),
         });
         answers.push({ hook: 'Stop', decision: res.decision, reason });
-        if (res.decision === 'prevent') break;
+        if (res.decision === 'prevent') return decideStop(answers);
+      }
+      if (d.hooks) {
+        answers.push(...(await d.hooks.stop({ stopHookActive: input.stopHookActive, lastAssistantMessage })));
+        if (d.signal.aborted) throw aborted('aborted during stop hooks');
       }
       return decideStop(answers);
     }),

@@ -1,10 +1,11 @@
 import { TASK_TOOL_NAME } from '../agents/definition.ts';
-import type { StopHook } from '../hooks/types.ts';
+import type { HookRunner } from '../hooks/runner.ts';
+import type { HookRecord, HooksOption, StopHook } from '../hooks/types.ts';
 import { AppendOnlyList } from '../lib/appendOnlyList.ts';
 import type { EffectHandlers } from '../machines/effects.ts';
 import { type QueryLoopMachine, queryLoopMachine, withEffects } from '../machines/queryLoop.machine.ts';
 import { INTERRUPTED_RUN_REASON, TERMINAL_STATUS, type TerminalReason } from '../machines/reasons.ts';
-import { hasToolUse, type Message, type ToolResultBlock, type Usage } from '../model/messages.ts';
+import { hasToolUse, type Message, type ToolResultBlock, textOf, type Usage } from '../model/messages.ts';
 import type { ModelClient, ModelStreamEvent } from '../model/types.ts';
 import { fold } from '../store/evolve.ts';
 import type {
@@ -42,6 +43,14 @@ import {
 import { driveMachine } from './driveMachine.ts';
 import { liveEffects } from './liveEffects.ts';
 import { type InterruptedRunPlan, planInterruptedRun } from './recovery.ts';
+import {
+  endSession,
+  type HookOptions,
+  hookRunnerFor,
+  hooksForRun,
+  type SessionHookSetup,
+  type SubAgentIdentity,
+} from './sessionHooks.ts';
 import { type RecordListener, SessionWriter } from './sessionWriter.ts';
 
 export interface SessionOptions {
@@ -56,8 +65,21 @@ export interface SessionOptions {
    * the run `paused` / awaiting_approval until `approve`/`deny` and a resume; `deny` denies it.
    */
   unattendedAsk?: 'park' | 'deny';
+  /**
+   * Hooks of every Claude Code event, as the Claude Agent SDK takes them
+   * (`{ PreToolUse: [{ matcher: 'Bash', hooks: [async (input) => ({ … })] }] }`), and command
+   * hooks read from settings files (`{ type: 'command', command, timeout }` in a group's
+   * `hooks`). docs/claude-code.md says what each event is told and what its answer does.
+   */
+  hooks?: HooksOption;
+  /** What hooks are told (`permission_mode`, `transcript_path`) and how command hooks run. */
+  hookOptions?: HookOptions;
+  /** The first hook API: a PreToolUse and a PostToolUse function (they run beside `hooks`'). */
   toolHooks?: ToolHooks;
+  /** The first hook API: stop hooks run one after the other, before `hooks`' Stop hooks. */
   stopHooks?: readonly StopHook[];
+  /** Set by the `Task` tool on a sub-agent's session: who its hooks report as (internal). */
+  subAgent?: SubAgentIdentity;
   budgetPolicy?: BudgetPolicy;
   settings?: RunSettings;
   clock?: Clock;
@@ -122,6 +144,9 @@ export class Session {
   private readonly registry: ToolRegistry;
   private readonly clock: Clock;
   private readonly children: Children | null = null;
+  private readonly hookRunner: HookRunner | null;
+  /** SessionStart has been owed (the first run of this object fires it). */
+  private sessionStarted = false;
 
   private constructor(
     private readonly writer: SessionWriter,
@@ -129,11 +154,19 @@ export class Session {
   ) {
     const tools = opts.tools instanceof ToolRegistry ? opts.tools : new ToolRegistry(opts.tools ?? []);
     this.clock = opts.clock ?? systemClock;
+    this.hookRunner = hookRunnerFor(this.hookSetup(), writer.sessionId);
     if (opts.subAgents) {
       // A bad `tools` entry in an agent file fails here, at start-up, naming the file.
       opts.subAgents.agents.checkTools(tools.names());
       this.children = new Children(
-        { writer, options: opts, registry: tools, clock: this.clock, ids: opts.ids ?? nanoidIds },
+        {
+          writer,
+          options: opts,
+          registry: tools,
+          clock: this.clock,
+          ids: opts.ids ?? nanoidIds,
+          hooks: this.hookRunner,
+        },
         opts.subAgents,
         { create: (o) => Session.create(o), open: (id, o) => Session.open(id, o) },
       );
@@ -188,6 +221,17 @@ export class Session {
 
   get running(): boolean {
     return this.controller !== null;
+  }
+
+  /**
+   * The session object is done with: its SessionEnd hooks run (the CLI calls this as it exits;
+   * `reason` as Claude Code names them, `other` by default). Their answers are logged between
+   * runs. A sub-agent's session has none (its parent's hooks know it by SubagentStop).
+   */
+  async end(reason = 'other'): Promise<HookRecord[]> {
+    if (this.controller) throw new SessionBusyError(this.id);
+    if (this.opts.subAgent) return [];
+    return endSession(this.hookRunner, this.writer, this.clock, reason);
   }
 
   /** Aborts the run in progress: recorded first, then every effect sees the signal. */
@@ -265,6 +309,7 @@ export class Session {
       this.rec(runId, 'user.message', { message: { role: 'user', content: 'Continue where you left off.' } });
     }
 
+    const hooks = this.runHooks(runId, signal, prompt, config.model);
     const live = liveEffects({
       writer: this.writer,
       runId,
@@ -273,7 +318,7 @@ export class Session {
       canUseTool: this.opts.canUseTool ?? allowAll,
       askUser: this.opts.askUser,
       parkOnAsk: (this.opts.unattendedAsk ?? 'park') === 'park',
-      toolHooks: this.opts.toolHooks,
+      ...hooks,
       stopHooks: this.opts.stopHooks ?? [],
       budgetPolicy: this.opts.budgetPolicy,
       clock: this.clock,
@@ -434,6 +479,45 @@ export class Session {
       const message: Message = { role: 'user', content: blocks.map((b) => b.block) };
       this.rec(runId, 'message.appended', appendedData(this.state, message, 'interrupted'));
     }
+  }
+
+  private hookSetup(): SessionHookSetup {
+    const o = this.opts;
+    return {
+      store: o.store,
+      ...(o.hooks ? { hooks: o.hooks } : {}),
+      ...(o.hookOptions ? { hookOptions: o.hookOptions } : {}),
+      cwd: o.cwd ?? process.cwd(),
+      clock: this.clock,
+      ...(o.subAgent ? { subAgent: o.subAgent } : {}),
+    };
+  }
+
+  /**
+   * The hooks of one run. The first run of this object owes SessionStart (`startup` for a new
+   * session, `resume` for one with runs before); a run with a new prompt owes UserPromptSubmit.
+   * A sub-agent fires neither (its parent fired SubagentStart).
+   */
+  private runHooks(runId: string, signal: AbortSignal, prompt: string | Message | null, model: string) {
+    const child = this.opts.subAgent !== undefined;
+    const sessionStart =
+      child || this.sessionStarted
+        ? null
+        : this.state.runs.length > 0 || this.state.messages.length > (prompt === null ? 0 : 1)
+          ? 'resume'
+          : 'startup';
+    this.sessionStarted = true;
+    const text = prompt === null ? null : typeof prompt === 'string' ? prompt : textOf(prompt.content);
+    return hooksForRun({
+      runner: this.hookRunner,
+      legacyToolHooks: this.opts.toolHooks,
+      writer: this.writer,
+      runId,
+      clock: this.clock,
+      signal,
+      pending: { sessionStart, prompt: child ? null : text, model },
+      setup: this.hookSetup(),
+    });
   }
 
   private rec<T extends RecordType>(run: string | null, type: T, data: RecordData<T>): LogRecord {

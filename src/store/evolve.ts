@@ -252,6 +252,9 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
       s.currentRun = null;
       s.modelInFlight = false;
       s.toolsInFlight = EMPTY_MAP;
+      // A prompt a UserPromptSubmit hook blocked is erased from the history (the log keeps it).
+      if (record.data.reason === 'prompt_blocked' && s.messages.last()?.role === 'user')
+        s.messages = AppendOnlyList.from(s.messages.view().slice(0, -1));
       // A run closed by resume keeps its logged results: the resumed run appends them (and v2
       // refers to them), so they are still "logged, not yet in the history". So does a run that
       // parked: the calls of its batch that did run (beside a sub-agent that parked) are not run

@@ -317,6 +317,10 @@ export class FileEventStore implements EventStore {
     if (this.closed) throw new Error(`file store ${this.dir} is closed`);
   }
 
+  locate(session: string): string {
+    return this.streamPath(session);
+  }
+
   private streamPath(session: string): string {
     return join(this.sessionsDir, `${session}.jsonl`);
   }

@@ -15,6 +15,10 @@ import { ModelFailureSchema, ModelResponseSchema } from '../model/types.ts';
  *   2 — sub-agents: `child.started` / `child.finished` records (the `Task` tool's child sessions).
  *   2 — durable approvals: `approval.requested` / `approval.decided` records, run status `paused`.
  *   2 — a sub-agent parked on approvals parks its parent: `approval.requested.child`.
+ *   2 — every Claude Code hook event: `hook.decided.hook` takes each event's name, `decision` adds
+ *       `ask`, and the record may say `matcher`, `source`, `output` (context that reached the
+ *       model), `systemMessage` and `exitCode`; `tool.finished.outcome` adds `hook_blocked` (a
+ *       PreToolUse hook blocked the call; older logs say `denied`); message origin `hook_context`.
  */
 export const CURRENT_SCHEMA_VERSION = 2;
 export const SUPPORTED_SCHEMA_VERSIONS: readonly number[] = [1, 2];
@@ -59,6 +63,7 @@ export const MessageOriginSchema = z.enum([
   'budget_continue',
   'max_turns_marker',
   'interrupted',
+  'hook_context',
 ]);
 export type MessageOrigin = z.infer<typeof MessageOriginSchema>;
 
@@ -170,7 +175,16 @@ export const RecordDataSchemas = {
     toolUseId: z.string(),
     name: z.string(),
     index: z.number().int().nonnegative(),
-    outcome: z.enum(['ok', 'error', 'denied', 'invalid_input', 'unknown_tool', 'timeout', 'interrupted']),
+    outcome: z.enum([
+      'ok',
+      'error',
+      'denied',
+      'hook_blocked',
+      'invalid_input',
+      'unknown_tool',
+      'timeout',
+      'interrupted',
+    ]),
     result: ToolResultPayloadSchema,
     durationMs: z.number().nonnegative(),
     filesRead: z.array(FileReadFactSchema).optional(),
@@ -185,12 +199,40 @@ export const RecordDataSchemas = {
     by: z.string(),
     message: z.string().optional(),
   }),
+  /**
+   * One hook's answer (or the budget policy's, `Budget`). Replay never runs a hook: what the
+   * chart did next is derived from these (docs/log-format.md says which field drives what).
+   */
   'hook.decided': z.object({
-    hook: z.enum(['Stop', 'PreToolUse', 'PostToolUse', 'Budget']),
-    decision: z.enum(['allow', 'block', 'prevent', 'continue', 'deny', 'error']),
+    hook: z.enum([
+      'Stop',
+      'PreToolUse',
+      'PostToolUse',
+      'Budget',
+      'PostToolUseFailure',
+      'PermissionRequest',
+      'UserPromptSubmit',
+      'SessionStart',
+      'SessionEnd',
+      'SubagentStart',
+      'SubagentStop',
+      'PreCompact',
+      'Notification',
+    ]),
+    decision: z.enum(['allow', 'block', 'prevent', 'continue', 'deny', 'ask', 'error']),
     reason: z.string().optional(),
     command: z.string().optional(),
+    /** The matcher of the hook's group (absent: it matches everything). */
+    matcher: z.string().optional(),
+    /** Where the hook came from: a settings source (`projectSettings`, …), `cliArg`, `session`. */
+    source: z.string().optional(),
     toolUseId: z.string().optional(),
+    /** What of the hook's output reached the model as context. */
+    output: z.string().optional(),
+    /** A message the hook had shown to the user. */
+    systemMessage: z.string().optional(),
+    /** A command hook's exit code; null when it was killed, timed out or never started. */
+    exitCode: z.number().int().nullable().optional(),
     durationMs: z.number().nonnegative(),
   }),
   /**

@@ -77,6 +77,11 @@ export interface EventStore {
    * store that cannot omits it. `reloop import --force` uses it to replace an import.
    */
   remove?(session: string): Promise<void>;
+  /**
+   * Where a session's log is, for people and for hooks (`transcript_path`): the file store's file
+   * path. Optional: a store without one leaves it out.
+   */
+  locate?(session: string): string;
   close(): Promise<void>;
   /**
    * Every record of `session` with seq > `afterSeq`, in order, as it lands — first those already

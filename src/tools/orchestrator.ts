@@ -1,13 +1,26 @@
 import type { ToolResultBlock, ToolUseBlock, Usage } from '../model/messages.ts';
-import { admit, type Planned } from './admission.ts';
+import { admit, appendText, type Planned } from './admission.ts';
 import { BatchStops, CallStops, type Outcome } from './batchStops.ts';
 import type { ToolRegistry } from './registry.ts';
-import type { AskUser, CanUseTool, FileReadFact, ToolHooks, ToolOutput, ToolSessionView } from './types.ts';
+import type {
+  AskUser,
+  CanUseTool,
+  FileReadFact,
+  HookReport,
+  PostToolHookVerdict,
+  ToolHooks,
+  ToolOutput,
+  ToolSessionView,
+} from './types.ts';
+
+export type { HookReport } from './types.ts';
 
 export type ToolOutcome =
   | 'ok'
   | 'error'
   | 'denied'
+  /** A PreToolUse hook blocked the call (it never reached the permission policy). */
+  | 'hook_blocked'
   | 'invalid_input'
   | 'unknown_tool'
   | 'timeout'
@@ -26,6 +39,8 @@ export interface ToolCallReport {
   usage?: Usage;
   /** The call has no result yet: its sub-agent (this session) parked on approvals. */
   parkedOn?: string;
+  /** A hook of this call said `continue: false`: no further call of the batch runs. */
+  stopRun?: string;
 }
 
 export interface PermissionReport {
@@ -35,14 +50,6 @@ export interface PermissionReport {
   resolved: 'allow' | 'deny';
   by: string;
   message?: string;
-}
-
-export interface HookReport {
-  hook: 'PreToolUse' | 'PostToolUse';
-  decision: 'allow' | 'deny' | 'continue' | 'error';
-  reason?: string;
-  toolUseId: string;
-  durationMs: number;
 }
 
 export interface StartedCall {
@@ -116,6 +123,8 @@ export interface BatchResult {
    * siblings' results are in `reports`, logged, and carried into the resumed batch).
    */
   parked: ParkedToolCall[];
+  /** A hook said `continue: false` (its reason): the calls after it did not run, the run stops. */
+  stopped?: string;
 }
 
 const DEFAULT_TIMEOUT_MS = 10 * 60_000;
@@ -132,22 +141,26 @@ export async function runToolBatch(opts: BatchOptions, observer: BatchObserver):
 
   const planned: Planned[] = [];
   const parked: ParkedToolCall[] = [];
+  let stopped: string | undefined;
   for (const [index, use] of opts.toolUses.entries()) {
-    if (opts.signal.aborted) break;
+    if (opts.signal.aborted || stopped !== undefined) break;
     const carried = opts.answered?.get(use.id);
     if (carried) {
       reports[index] = carriedReport(index, use, carried);
       continue;
     }
     const p = await admit(opts, observer, index, use, now);
-    if ('outcome' in p) finish(reports, observer, p);
-    else if ('parked' in p) parked.push(p.parked);
+    if ('outcome' in p) {
+      finish(reports, observer, p);
+      stopped = p.stopRun;
+    } else if ('parked' in p) parked.push(p.parked);
     else planned.push(p);
   }
   // Every call is admitted first, so one park asks about all of them at once; nothing runs.
-  if (parked.length > 0 && !opts.signal.aborted) return { results: [], aborted: false, reports: [], parked };
+  if (parked.length > 0 && !opts.signal.aborted && stopped === undefined)
+    return { results: [], aborted: false, reports: [], parked };
 
-  if (!opts.signal.aborted && planned.length > 0) {
+  if (!opts.signal.aborted && stopped === undefined && planned.length > 0) {
     await observer.beforeRun(
       planned.map((p) => ({
         index: p.index,
@@ -158,20 +171,22 @@ export async function runToolBatch(opts: BatchOptions, observer: BatchObserver):
       })),
     );
     const stops = new BatchStops(opts.signal);
+    const done = (r: ToolCallReport) => {
+      finish(reports, observer, r);
+      stopped ??= r.stopRun;
+    };
     try {
       for (const group of concurrencyGroups(planned)) {
-        if (opts.signal.aborted) break;
+        if (opts.signal.aborted || stopped !== undefined) break;
         const limit = Math.max(1, opts.maxConcurrency ?? 10);
-        for (let i = 0; i < group.length && !opts.signal.aborted; i += limit) {
+        for (let i = 0; i < group.length && !opts.signal.aborted && stopped === undefined; i += limit) {
           if (group.length - i === 1) {
             // One call (the usual batch): no Promise.all around it.
-            finish(reports, observer, await execute(opts, observer, group[i]!, now, stops));
+            done(await execute(opts, observer, group[i]!, now, stops));
             continue;
           }
           await Promise.all(
-            group
-              .slice(i, i + limit)
-              .map(async (p) => finish(reports, observer, await execute(opts, observer, p, now, stops))),
+            group.slice(i, i + limit).map(async (p) => done(await execute(opts, observer, p, now, stops))),
           );
         }
       }
@@ -186,7 +201,7 @@ export async function runToolBatch(opts: BatchOptions, observer: BatchObserver):
   for (const [index, use] of opts.toolUses.entries()) {
     const r = reports[index];
     if (!r?.parkedOn) continue;
-    if (opts.signal.aborted) reports[index] = undefined;
+    if (opts.signal.aborted || stopped !== undefined) reports[index] = undefined;
     else waiting.push({ toolUseId: r.toolUseId, tool: r.name, input: use.input, child: r.parkedOn });
   }
   if (waiting.length > 0) {
@@ -197,9 +212,14 @@ export async function runToolBatch(opts: BatchOptions, observer: BatchObserver):
       parked: waiting,
     };
   }
-  // Whatever did not run (abort) still gets a result, so every tool_use stays paired.
+  // Whatever did not run (abort, a hook's stop) still gets a result, so every tool_use stays paired.
   for (const [index, use] of opts.toolUses.entries()) {
-    if (!reports[index]) finish(reports, observer, interrupted(index, use));
+    if (!reports[index])
+      finish(
+        reports,
+        observer,
+        stopped !== undefined ? notRun(index, use, stopped) : interrupted(index, use),
+      );
   }
   const done = reports as ToolCallReport[];
   return {
@@ -215,6 +235,7 @@ export async function runToolBatch(opts: BatchOptions, observer: BatchObserver):
     aborted: opts.signal.aborted,
     reports: done,
     parked: [],
+    ...(stopped !== undefined ? { stopped } : {}),
   };
 }
 
@@ -266,6 +287,7 @@ function callReport(
     ...(out.filesRead?.length ? { filesRead: out.filesRead } : {}),
     ...(out.usage ? { usage: out.usage } : {}),
     ...(out.parkedOn ? { parkedOn: out.parkedOn } : {}),
+    ...(out.stopRun !== undefined ? { stopRun: out.stopRun } : {}),
   };
 }
 
@@ -287,6 +309,8 @@ async function execute(
     toolUseId: p.use.id,
     session: opts.session,
   };
+  let report: ToolCallReport;
+  let output: ToolOutput | undefined;
   try {
     // Whichever settles first wins: a tool that ignores its signal cannot hold the loop past
     // abort or timeout.
@@ -296,58 +320,95 @@ async function execute(
       // Aborted between two calls of the batch: this one is interrupted before it starts.
       if (!opts.signal.aborted) p.tool.call(p.input, ctx).then((out) => resolve({ out }), reject);
     });
+    if (first === 'interrupted')
+      return { ...interrupted(p.index, p.use), durationMs: Math.max(0, now() - t0) };
     if (first === 'timeout') {
-      return callReport(p, t0, now, 'timeout', {
+      report = callReport(p, t0, now, 'timeout', {
         content: `${p.tool.name} timed out after ${timeoutMs} ms`,
         isError: true,
       });
+    } else {
+      output = first.out;
+      // A sub-agent that parked has not finished: PostToolUse runs when it does.
+      if (output.parkedOn) return callReport(p, t0, now, 'ok', output);
+      report = callReport(p, t0, now, output.isError ? 'error' : 'ok', output);
     }
-    if (first === 'interrupted')
-      return { ...interrupted(p.index, p.use), durationMs: Math.max(0, now() - t0) };
-    let out = first.out;
-    // A sub-agent that parked has not finished: PostToolUse runs when it does.
-    if (out.parkedOn) return callReport(p, t0, now, 'ok', out);
-    if (opts.hooks?.postToolUse) {
-      const h0 = now();
-      try {
-        const extra = await opts.hooks.postToolUse(
-          { tool: p.tool, input: p.input, toolUseId: p.use.id, cwd: opts.cwd },
-          out,
-        );
-        observer.onHook?.({
-          hook: 'PostToolUse',
-          decision: 'continue',
-          toolUseId: p.use.id,
-          durationMs: now() - h0,
-        });
-        if (extra?.additionalContext) out = withContext(out, extra.additionalContext);
-      } catch (e) {
-        observer.onHook?.({
-          hook: 'PostToolUse',
-          decision: 'error',
-          reason: (e as Error).message,
-          toolUseId: p.use.id,
-          durationMs: now() - h0,
-        });
-      }
-    }
-    return callReport(p, t0, now, out.isError ? 'error' : 'ok', out);
   } catch (e) {
-    return callReport(p, t0, now, 'error', {
+    report = callReport(p, t0, now, 'error', {
       content: `${p.tool.name} failed: ${(e as Error)?.message ?? String(e)}`,
       isError: true,
     });
   } finally {
     batch.end(stops);
   }
+  const after = opts.signal.aborted ? undefined : await afterCall(opts, observer, p, report, output, now);
+  const notes = [p.notes, after?.additionalContext, after?.notes].filter((n): n is string => !!n);
+  if (notes.length === 0 && after?.stop === undefined) return report;
+  return {
+    ...report,
+    result: { ...report.result, content: appendText(report.result.content, notes.join('\n\n')) },
+    ...(after?.stop !== undefined ? { stopRun: after.stop } : {}),
+  };
 }
 
-function withContext(out: ToolOutput, extra: string): ToolOutput {
-  const content =
-    typeof out.content === 'string'
-      ? `${out.content}\n\n${extra}`
-      : [...out.content, { type: 'text' as const, text: extra }];
-  return { ...out, content };
+/** PostToolUse after a success, PostToolUseFailure after a failure (an error or a timeout). */
+async function afterCall(
+  opts: BatchOptions,
+  observer: BatchObserver,
+  p: Planned,
+  report: ToolCallReport,
+  output: ToolOutput | undefined,
+  now: () => number,
+): Promise<PostToolHookVerdict | undefined> {
+  const hooks = opts.hooks;
+  const failed = report.outcome !== 'ok';
+  const hook = failed ? 'PostToolUseFailure' : 'PostToolUse';
+  if (!hooks || (failed ? !hooks.postToolUseFailure : !hooks.postToolUse)) return undefined;
+  const req = { tool: p.tool, input: p.input, toolUseId: p.use.id, cwd: opts.cwd };
+  const h0 = now();
+  try {
+    const v = failed
+      ? await hooks.postToolUseFailure!(req, {
+          error: textOfResult(report.result.content),
+          interrupted: false,
+        })
+      : await hooks.postToolUse!(req, output!);
+    const records: readonly HookReport[] = v?.records ?? [
+      { hook, decision: 'continue', toolUseId: p.use.id, durationMs: now() - h0 },
+    ];
+    for (const r of records) observer.onHook?.(r);
+    return v;
+  } catch (e) {
+    observer.onHook?.({
+      hook,
+      decision: 'error',
+      reason: (e as Error).message,
+      toolUseId: p.use.id,
+      durationMs: now() - h0,
+    });
+    return undefined;
+  }
+}
+
+function textOfResult(content: ToolCallReport['result']['content']): string {
+  if (typeof content === 'string') return content;
+  return content.map((b) => (b.type === 'text' ? (b as { text: string }).text : '')).join('\n');
+}
+
+/** A call not run because a hook of an earlier call (or of this batch) stopped the run. */
+function notRun(index: number, use: ToolUseBlock, reason: string): ToolCallReport {
+  return {
+    index,
+    toolUseId: use.id,
+    name: use.name,
+    outcome: 'interrupted',
+    result: {
+      content: `[not run] ${use.name} was not run: a hook stopped the run (${reason})`,
+      isError: true,
+    },
+    durationMs: 0,
+    synthetic: true,
+  };
 }
 
 function interrupted(index: number, use: ToolUseBlock): ToolCallReport {

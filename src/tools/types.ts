@@ -33,6 +33,8 @@ export interface ToolOutput {
    * with the call open, and the call is resumed (the same sub-agent) when the session is.
    */
   parkedOn?: string;
+  /** A hook of the call said `continue: false` (SubagentStart): no further call runs, the run stops. */
+  stopRun?: string;
 }
 
 export interface Tool<I = unknown> {
@@ -72,16 +74,76 @@ export type CanUseTool = (request: PermissionRequest) => Promise<PermissionResul
 /** Asked when the policy says `ask`. Absent in non-interactive runs: `ask` then means deny. */
 export type AskUser = (request: PermissionRequest, message: string | undefined) => Promise<boolean>;
 
-export interface PreToolUseDecision {
-  decision: 'allow' | 'deny' | 'continue';
+/**
+ * One hook's answer as the log keeps it (`hook.decided`; the hooks module makes these). Tools
+ * pass them through to the log untouched, in the order given.
+ */
+export interface HookReport {
+  hook: string;
+  decision: 'allow' | 'block' | 'prevent' | 'continue' | 'deny' | 'ask' | 'error';
   reason?: string;
-  updatedInput?: unknown;
+  command?: string;
+  matcher?: string;
+  source?: string;
+  toolUseId?: string;
+  output?: string;
+  systemMessage?: string;
+  exitCode?: number | null;
+  durationMs: number;
 }
 
+/** What the hooks of one moment of a tool call said, folded into one answer. */
+export interface ToolHookVerdict {
+  /** `continue`: no decision (the permission policy decides). */
+  decision: 'allow' | 'deny' | 'ask' | 'continue';
+  reason?: string;
+  /** The input to run the tool with instead (checked against the tool's schema). */
+  updatedInput?: unknown;
+  /** Text for the model: appended to the call's tool_result. */
+  notes?: string;
+  /** A hook said `continue: false`: the call is not run (or its result is the last) and the run stops. */
+  stop?: string;
+  /** What each hook that ran answered, to be logged as is. Absent: one record is made from this verdict. */
+  records?: readonly HookReport[];
+  /** How `permission.decided.by` names the hook whose decision counted (`hook PreToolUse <command>`). */
+  by?: string;
+}
+
+/** The PreToolUse answer (the first hook API's shape is a subset: allow / deny / continue). */
+export type PreToolUseDecision = ToolHookVerdict;
+
+/** After the tool ran: feedback and context for the model, or a stop. */
+export interface PostToolHookVerdict {
+  /** The first hook API: text appended to the result as it is. */
+  additionalContext?: string;
+  notes?: string;
+  stop?: string;
+  records?: readonly HookReport[];
+}
+
+/** A notification the runtime sends (Claude Code's Notification event). */
+export interface ToolNotification {
+  type: 'permission_prompt';
+  message: string;
+  title?: string;
+}
+
+/**
+ * The hooks around a tool call. `preToolUse` runs before the permission policy (a deny blocks the
+ * call; an allow only skips the policy's mode-default ask), `permissionRequest` when the call is
+ * about to be asked about, `notify` as someone is asked (or the run parks), `postToolUse` after
+ * it succeeded and `postToolUseFailure` after it failed.
+ */
 export interface ToolHooks {
   preToolUse?(request: PermissionRequest): Promise<PreToolUseDecision>;
-  postToolUse?(
+  permissionRequest?(
     request: PermissionRequest,
-    output: ToolOutput,
-  ): Promise<{ additionalContext?: string } | undefined>;
+    ask: { message?: string },
+  ): Promise<ToolHookVerdict | undefined>;
+  notify?(request: PermissionRequest, notification: ToolNotification): Promise<ToolHookVerdict | undefined>;
+  postToolUse?(request: PermissionRequest, output: ToolOutput): Promise<PostToolHookVerdict | undefined>;
+  postToolUseFailure?(
+    request: PermissionRequest,
+    failure: { error: string; interrupted: boolean },
+  ): Promise<PostToolHookVerdict | undefined>;
 }

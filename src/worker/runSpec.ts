@@ -1,9 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { loadAgents } from '../agents/index.ts';
-import { createCommandStopHook } from '../hooks/commandHooks.ts';
-import { loadHookSettings } from '../hooks/settings.ts';
-import type { StopHook } from '../hooks/types.ts';
+import { runHooksFromFlags } from '../hooks/settings.ts';
 import { AnthropicModelClient } from '../model/anthropic.ts';
 import { costOf } from '../model/pricing.ts';
 import { parseScript } from '../model/script.ts';
@@ -13,7 +11,6 @@ import type { SessionOptions } from '../runtime/session.ts';
 import type { EventStore } from '../store/types.ts';
 import { builtinTools } from '../tools/builtin/index.ts';
 import { createPermissionPolicy, PermissionModeSchema } from '../tools/permissions/index.ts';
-import type { ToolHooks } from '../tools/types.ts';
 
 /**
  * What a queued run is run with: the `reloop run` flags of the submitter, resolved (absolute
@@ -86,14 +83,8 @@ export async function sessionOptionsFor(
       })
     : new AnthropicModelClient();
   const passEnv = spec.passEnv;
-  const stopHooks: StopHook[] = spec.stopHook.map((c) => createCommandStopHook(c, { cwd, passEnv }));
-  let toolHooks: ToolHooks | undefined;
-  if (spec.settings) {
-    const hooks = await loadHookSettings(spec.settings, { cwd, passEnv });
-    stopHooks.push(...hooks.stopHooks);
-    toolHooks = hooks.toolHooks;
-    for (const w of hooks.warnings) deps.warn?.(w);
-  }
+  const hooks = await runHooksFromFlags({ settings: spec.settings, stopHook: spec.stopHook, cwd });
+  for (const w of hooks.warnings) deps.warn?.(w);
   const tools = builtinTools({
     allowOutsideCwd: spec.allow.some((r) => /\((\/|~\/|\.\.)/.test(r)),
     bash: { passEnv },
@@ -117,8 +108,8 @@ export async function sessionOptionsFor(
       cwd,
     }),
     unattendedAsk: spec.onAsk,
-    toolHooks,
-    stopHooks,
+    hooks: hooks.hooks,
+    hookOptions: { permissionMode: spec.permissionMode, passEnv },
     settings,
   };
 }

@@ -4,6 +4,9 @@ import {
   type TaskInput,
   TaskInputSchema,
 } from '../../agents/index.ts';
+import { contextOf, stopReasonOf } from '../../hooks/folds.ts';
+import type { HookRunner } from '../../hooks/runner.ts';
+import type { Message } from '../../model/messages.ts';
 import type { DraftRecord, ParentLink, RecordData, RecordType } from '../../store/records.ts';
 import type { SessionState } from '../../store/sessionState.ts';
 import type { ToolRegistry } from '../../tools/registry.ts';
@@ -18,7 +21,7 @@ import { type ChildEnd, childFinished, lastEnd, taskOutput } from './childResult
 export interface ChildSession {
   readonly id: string;
   readonly state: SessionState;
-  submit(prompt: string | null, options: { signal?: AbortSignal }): Promise<RunResult>;
+  submit(prompt: string | Message | null, options: { signal?: AbortSignal }): Promise<RunResult>;
 }
 
 /** How children are made: the runtime's Session, passed in so this module does not import it. */
@@ -35,6 +38,8 @@ export interface ParentSide {
   registry: ToolRegistry;
   clock: Clock;
   ids: IdGenerator;
+  /** The parent's hooks: SubagentStart runs in the parent, the child runs the same hooks as a sub-agent. */
+  hooks: HookRunner | null;
 }
 
 /** A `Task` call left in flight by a dead process. */
@@ -80,10 +85,18 @@ export class Children {
     const spent = this.budgetSpent();
     if (spent) return { content: spent, isError: true };
     const child = this.parent.ids('session');
+    const hooks = await this.subagentStart(toolUseId, child, agent, signal);
+    if (hooks.stop !== undefined) {
+      return {
+        content: `[sub-agent ${agent.name} not started] a SubagentStart hook stopped the run: ${hooks.stop}`,
+        isError: true,
+        stopRun: hooks.stop,
+      };
+    }
     this.rec('child.started', { toolUseId, child, agent: agent.name });
     // Durable before the child exists: after a crash, resume finds the child by this record.
     await this.parent.writer.commit();
-    return this.create(toolUseId, child, agent, input, signal);
+    return this.create(toolUseId, child, agent, input, signal, hooks.context);
   }
 
   /**
@@ -144,6 +157,8 @@ export class Children {
     agent: AgentDefinition,
     input: TaskInput,
     signal: AbortSignal,
+    /** SubagentStart's context for the child: its first message carries it after the task. */
+    context?: string,
   ): Promise<ToolOutput> {
     const link: ParentLink = {
       session: this.parent.writer.sessionId,
@@ -157,7 +172,43 @@ export class Children {
       parent: link,
       title: input.description,
     });
-    return this.track(toolUseId, child, agent, () => child.submit(input.prompt, { signal }));
+    const prompt: string | Message =
+      context === undefined
+        ? input.prompt
+        : {
+            role: 'user',
+            content: [
+              { type: 'text', text: input.prompt },
+              { type: 'text', text: context },
+            ],
+          };
+    return this.track(toolUseId, child, agent, () => child.submit(prompt, { signal }));
+  }
+
+  /**
+   * SubagentStart, in the parent (its records are the `Task` call's): the child's context, or a
+   * stop (`continue: false`) before the child exists. It cannot block the sub-agent otherwise.
+   */
+  private async subagentStart(
+    toolUseId: string,
+    child: string,
+    agent: AgentDefinition,
+    signal: AbortSignal,
+  ): Promise<{ context?: string; stop?: string }> {
+    const hooks = this.parent.hooks;
+    if (!hooks?.has('SubagentStart')) return {};
+    await this.parent.writer.commit();
+    const runs = await hooks.run(
+      'SubagentStart',
+      { agent_id: child, agent_type: agent.name },
+      { signal, toolUseId },
+    );
+    const records = runs.map((r) => r.record);
+    for (const r of records) this.rec('hook.decided', r);
+    const stop = stopReasonOf(records);
+    if (stop !== undefined) return { stop };
+    const context = contextOf(records);
+    return context !== undefined ? { context } : {};
   }
 
   /** Runs the child; whatever happens, its end is logged in the parent before the result goes back. */
@@ -201,7 +252,11 @@ export class Children {
       askUser: p.askUser,
       unattendedAsk: p.unattendedAsk,
       toolHooks: p.toolHooks,
-      // Stop hooks and the budget policy are the parent's: a child just ends.
+      // The same hooks, told they run in a sub-agent: its stop checks run SubagentStop hooks.
+      ...(p.hooks ? { hooks: p.hooks } : {}),
+      ...(p.hookOptions ? { hookOptions: p.hookOptions } : {}),
+      subAgent: { parent: this.parent.writer.sessionId, agent: agent.name },
+      // The first API's stop hooks and the budget policy are the parent's: a child just ends.
       settings: childSettings({
         parent: p.settings,
         parentConfig: configOf(state, p.settings),

@@ -26,6 +26,7 @@ export const AREAS = [
   'abort',
   'toolErrors',
   'approvals',
+  'hooks',
 ] as const;
 export type Area = (typeof AREAS)[number];
 
@@ -64,6 +65,12 @@ export const REASON_OWNER: Record<TransitionReason, Area> = {
   runtime_error: 'toolErrors',
   awaiting_approval: 'approvals',
   tool_batch_resumed: 'approvals',
+  prompt_blocked: 'hooks',
+  hook_stopped: 'hooks',
+  hook_context: 'hooks',
+  compaction_blocked: 'hooks',
+  compaction_blocked_overflow: 'hooks',
+  subagent_stop_continuation: 'hooks',
 };
 
 export function reasonsOwnedBy(area: Area): TransitionReason[] {
