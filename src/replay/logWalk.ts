@@ -162,13 +162,14 @@ export class LogWalk {
     } else if (open) {
       // Everything a run logs before its first transition (the user message, the repairs of a
       // resumed run) is what the machine starts from, not something it did. An abort stays with
-      // the run: the actors must see it even before the first transition.
+      // the run: the actors must see it even before the first transition; so do the answers of the
+      // hooks its first build ran (SessionStart, UserPromptSubmit).
       if (r.type === 'transition' && !this.sawTransition) {
         this.sawTransition = true;
         // `before` is final from here on: the machine can start.
         this.ready = open;
       }
-      if (this.sawTransition || r.type === 'abort.requested') {
+      if (this.sawTransition || r.type === 'abort.requested' || r.type === 'hook.decided') {
         open.records.push(r);
         if (r.type === 'message.appended') open.messages.set(r.seq, after.messages.last()!);
       } else {

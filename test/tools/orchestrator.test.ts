@@ -385,17 +385,78 @@ describe('runToolBatch: permissions', () => {
     expect(out.results[0]!.content).toBe('echo: from hook');
   });
 
-  it('PreToolUse hook allow skips the policy', async () => {
+  it("a PreToolUse hook's allow never overrides a deny of the policy (issue 18 item 5)", async () => {
     const { o, observer } = observed();
     const out = await runToolBatch(
       batch([echoTool], [use('a', 'echo', { text: 'x' })], {
-        canUseTool: () => ({ behavior: 'deny', message: 'no' }),
+        canUseTool: () => ({ behavior: 'deny', message: 'no', by: 'cliArg deny echo' }),
         hooks: { preToolUse: async () => ({ decision: 'allow' }) },
       }),
       observer,
     );
+    expect(out.results[0]).toMatchObject({
+      is_error: true,
+      content: 'Permission to use echo was denied: no',
+    });
+    expect(o.finished[0]!.outcome).toBe('denied');
+    expect(o.started).toEqual([]);
+    expect(o.permissions).toEqual([
+      expect.objectContaining({ decision: 'deny', resolved: 'deny', by: 'cliArg deny echo' }),
+    ]);
+  });
+
+  it("a PreToolUse hook's allow skips the mode's own ask, and only that", async () => {
+    const run = async (by: string) => {
+      const { o, observer } = observed();
+      const out = await runToolBatch(
+        batch([echoTool], [use('a', 'echo', { text: 'x' })], {
+          canUseTool: () => ({ behavior: 'ask', message: 'run echo?', by }),
+          hooks: { preToolUse: async () => ({ decision: 'allow', by: 'hook PreToolUse ok.sh' }) },
+        }),
+        observer,
+      );
+      return { content: out.results[0]!.content, permissions: o.permissions };
+    };
+    const mode = await run('mode:default');
+    expect(mode.content).toBe('echo: x');
+    expect(mode.permissions).toEqual([
+      expect.objectContaining({ decision: 'allow', resolved: 'allow', by: 'hook PreToolUse ok.sh' }),
+    ]);
+    // An ask rule, a protected path, an unverifiable command: the ask stands (nobody to ask here).
+    for (const by of ['rule:ask Bash(git push:*)', 'path:protected', 'rule:deny-unverifiable', 'someone']) {
+      const asked = await run(by);
+      expect(asked.content).toMatch(/needs approval, and this run cannot ask anyone/);
+      expect(asked.permissions).toEqual([
+        expect.objectContaining({ decision: 'ask', resolved: 'deny', by: 'noninteractive' }),
+      ]);
+    }
+  });
+
+  it("a PreToolUse hook's ask asks even what the policy allows", async () => {
+    const asked: string[] = [];
+    const { o, observer } = observed();
+    const out = await runToolBatch(
+      batch([echoTool], [use('a', 'echo', { text: 'x' })], {
+        canUseTool: () => ({ behavior: 'allow', by: 'rule:echo' }),
+        askUser: async (_p, message) => {
+          asked.push(message ?? '');
+          return true;
+        },
+        hooks: {
+          preToolUse: async () => ({
+            decision: 'ask',
+            reason: 'sure about echo?',
+            by: 'hook PreToolUse ask.sh',
+          }),
+        },
+      }),
+      observer,
+    );
+    expect(asked).toEqual(['sure about echo?']);
     expect(out.results[0]!.content).toBe('echo: x');
-    expect(o.permissions).toEqual([expect.objectContaining({ resolved: 'allow', by: 'hook:PreToolUse' })]);
+    expect(o.permissions).toEqual([
+      expect.objectContaining({ decision: 'ask', resolved: 'allow', by: 'user' }),
+    ]);
   });
 
   it('a PreToolUse hook that throws is reported and ignored', async () => {
