@@ -1,4 +1,11 @@
-import type { ActorFailure, CompactResult, StopDecision, ToolBatchResult } from '../machines/context.ts';
+import type {
+  ActorFailure,
+  BuiltQuery,
+  CompactRefused,
+  CompactResult,
+  StopDecision,
+  ToolBatchResult,
+} from '../machines/context.ts';
 import type { ContentBlock, Usage } from '../model/messages.ts';
 import type { ModelFailure, ModelRequest, ModelResponse } from '../model/types.ts';
 import {
@@ -54,6 +61,7 @@ const parkedBatch: ToolBatchResult = {
   parked: [{ toolUseId: 't', tool: 'needsApproval', input: {} }],
 };
 const request: ModelRequest = { model: 'synthetic', messages: [], tools: [], maxTokens: 1 };
+const hooked = (hooks: BuiltQuery['hooks']): BuiltQuery => ({ ...request, hooks });
 const resumingRequest: ModelRequest = {
   ...request,
   messages: [
@@ -63,6 +71,7 @@ const resumingRequest: ModelRequest = {
 };
 const compacted: CompactResult = { messages: [], usage: ZERO, summary: 's', tokensBefore: 1, tokensAfter: 1 };
 const stop = (d: StopDecision) => d;
+const refused = (r: CompactRefused) => r;
 
 function done(
   actor: ActorId,
@@ -114,6 +123,36 @@ export const FACT_VARIANTS: readonly FactVariant[] = [
       resumingRequest,
       { kind: 'parkedBatch' },
       'the history ends with a batch parked for approval (approved since)',
+    ),
+    firstStepOnly: true,
+  },
+  {
+    ...done(
+      'buildQuery',
+      'hookContext',
+      hooked({ context: 'synthetic context' }),
+      { kind: 'promptHook', answer: 'context' },
+      'the prompt hooks give context for the model',
+    ),
+    firstStepOnly: true,
+  },
+  {
+    ...done(
+      'buildQuery',
+      'promptBlocked',
+      hooked({ blocked: 'synthetic block' }),
+      { kind: 'promptHook', answer: 'block' },
+      'UserPromptSubmit blocks the prompt',
+    ),
+    firstStepOnly: true,
+  },
+  {
+    ...done(
+      'buildQuery',
+      'promptStopped',
+      hooked({ stopped: 'synthetic stop' }),
+      { kind: 'promptHook', answer: 'stop' },
+      'a prompt hook says continue: false',
     ),
     firstStepOnly: true,
   },
@@ -246,6 +285,13 @@ export const FACT_VARIANTS: readonly FactVariant[] = [
     { kind: 'tool', tool: 'needsApproval' },
     'a call the policy asks about, and nobody attached to answer',
   ),
+  done(
+    'runTools',
+    'stopped',
+    { ...batch(10), stopped: 'synthetic stop' },
+    { kind: 'tool', tool: 'stopper' },
+    "the call's PostToolUse hook says continue: false",
+  ),
   failed(
     'runTools',
     'throws',
@@ -260,6 +306,20 @@ export const FACT_VARIANTS: readonly FactVariant[] = [
     compacted,
     turn({ text: 'Goal: fix the failing test. Next step: run it.' }),
     'the summary comes back',
+  ),
+  done(
+    'compact',
+    'blocked',
+    refused({ refused: 'blocked', reason: 'synthetic block' }),
+    { kind: 'preCompact', answer: 'block' },
+    'a PreCompact hook blocks the compaction',
+  ),
+  done(
+    'compact',
+    'stopped',
+    refused({ refused: 'stopped', reason: 'synthetic stop' }),
+    { kind: 'preCompact', answer: 'stop' },
+    'a PreCompact hook says continue: false',
   ),
   failed(
     'compact',
@@ -307,6 +367,13 @@ export const FACT_VARIANTS: readonly FactVariant[] = [
     stop({ decision: 'budget_continue', message: 'keep going' }),
     { kind: 'stopAnswer', answer: 'budgetContinue' },
     'the budget policy asks for more work',
+  ),
+  done(
+    'stopChecks',
+    'subagentBlock',
+    stop({ decision: 'block', reason: 'synthetic sub-agent block', hook: 'SubagentStop' }),
+    { kind: 'stopAnswer', answer: 'subagentBlock' },
+    "a sub-agent's SubagentStop hook blocks",
   ),
   failed(
     'stopChecks',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { StopHook, StopHookResult } from '../hooks/types.ts';
+import type { HookJSONOutput, HooksOption, StopHook, StopHookResult } from '../hooks/types.ts';
 import type { ActorFailure } from '../machines/context.ts';
 import { EFFECT_NAMES, type EffectHandlers } from '../machines/effects.ts';
 import { type QueryLoopMachine, queryLoopMachine } from '../machines/queryLoop.machine.ts';
@@ -16,6 +16,7 @@ import { transitionKey } from '../viz/edgeCatalog.ts';
 import { type Scenario, scenarioName } from './scenarios.ts';
 import {
   type ActorId,
+  type PromptHookAnswer,
   type StopAnswer,
   TRAVERSAL_COMPACT_THRESHOLD,
   TRAVERSAL_SETTINGS,
@@ -41,6 +42,8 @@ export interface ScenarioRun {
 interface Controls {
   abort(): void;
   stopAnswer: StopAnswer;
+  /** What the PreCompact hook answers this compaction (null: no objection). */
+  preCompact: 'block' | 'stop' | null;
   problems: string[];
 }
 
@@ -61,6 +64,8 @@ function testTools(ctl: Controls): AnyTool[] {
     tool('bigOutput', async () => ({ content: 'x'.repeat(TRAVERSAL_COMPACT_THRESHOLD * 8) })),
     // The policy asks about this one (approvalPolicy): with nobody attached, the run parks.
     tool('needsApproval', async ({ text }) => ({ content: `approved: ${text}` })),
+    // Its PostToolUse hook (coverageHooks) says continue: false.
+    tool('stopper', async ({ text }) => ({ content: `stopper: ${text}` })),
     // The user hits Ctrl-C while this tool runs; it stops when the run's signal says so.
     tool('interrupt', async (_input, ctx) => {
       ctl.abort();
@@ -76,8 +81,56 @@ function stopHook(ctl: Controls): StopHook {
     block: { decision: 'block', reason: 'The tests still fail: run them again.' },
     prevent: { decision: 'prevent', reason: 'The sandbox was torn down: stop here.' },
     budgetContinue: { decision: 'allow' },
+    subagentBlock: { decision: 'allow' },
   };
   return { name: 'coverage-stop-hook', run: async () => answers[ctl.stopAnswer] };
+}
+
+const PROMPT_ANSWERS: Record<PromptHookAnswer, HookJSONOutput> = {
+  block: { decision: 'block', reason: 'Prompts about production are not allowed here.' },
+  stop: { continue: false, stopReason: 'The repository is frozen for a release.' },
+  context: {
+    hookSpecificOutput: { hookEventName: 'UserPromptSubmit', additionalContext: 'Use bun, not npm.' },
+  },
+};
+
+const PRE_COMPACT_ANSWERS = {
+  block: { decision: 'block', reason: 'Keep the whole transcript for the audit.' },
+  stop: { continue: false, stopReason: 'Compaction means the task is too big: stop.' },
+} as const satisfies Record<string, HookJSONOutput>;
+
+/** Whether the scenario runs as a sub-agent (its stop checks are SubagentStop's). */
+const asSubAgent = (s: Scenario) =>
+  s.schedule.stopChecks.some((d) => d.kind === 'stopAnswer' && d.answer === 'subagentBlock');
+
+/**
+ * The in-process hooks a scenario needs, answering as its drivers say: the `stopper` tool's
+ * PostToolUse hook stops the run; UserPromptSubmit, PreCompact and SubagentStop hooks are there
+ * only for the scenarios that drive them, so the others' logs stay as they were.
+ */
+function coverageHooks(s: Scenario, ctl: Controls): HooksOption {
+  const hooks: HooksOption = {
+    PostToolUse: [
+      {
+        matcher: 'stopper',
+        hooks: [async () => ({ continue: false, stopReason: 'The stopper tool ran: stop here.' })],
+      },
+    ],
+  };
+  const prompt = s.schedule.buildQuery.find((d) => d.kind === 'promptHook');
+  if (prompt?.kind === 'promptHook') {
+    const answer = PROMPT_ANSWERS[prompt.answer];
+    hooks.UserPromptSubmit = [{ hooks: [async () => answer] }];
+  }
+  if (s.schedule.compact.some((d) => d.kind === 'preCompact'))
+    hooks.PreCompact = [
+      { hooks: [async () => (ctl.preCompact ? PRE_COMPACT_ANSWERS[ctl.preCompact] : undefined)] },
+    ];
+  if (asSubAgent(s)) {
+    const block = { decision: 'block', reason: 'Name the files you changed first.' } as const;
+    hooks.SubagentStop = [{ hooks: [async () => (ctl.stopAnswer === 'subagentBlock' ? block : undefined)] }];
+  }
+  return hooks;
 }
 
 const budgetPolicy =
@@ -106,6 +159,7 @@ function driveEffects(s: Scenario, ctl: Controls) {
         }
         if (driver.kind === 'abortAtStart') ctl.abort();
         if (driver.kind === 'stopAnswer') ctl.stopAnswer = driver.answer;
+        if (id === 'compact') ctl.preCompact = driver.kind === 'preCompact' ? driver.answer : null;
         return run(input);
       }) as EffectHandlers[K];
     };
@@ -125,6 +179,7 @@ export async function runScenario(s: Scenario, opts: RunScenarioOptions): Promis
   const ctl: Controls = {
     abort: () => session?.abort('aborted by the coverage driver'),
     stopAnswer: 'allow',
+    preCompact: null,
     problems: [],
   };
   const client = new ScriptedModelClient(parseScript({ turns: s.script }), { requestAbort: ctl.abort });
@@ -141,6 +196,8 @@ export async function runScenario(s: Scenario, opts: RunScenarioOptions): Promis
     ids,
     cwd: process.cwd(),
     machine: opts.machine ?? queryLoopMachine,
+    hooks: coverageHooks(s, ctl),
+    ...(asSubAgent(s) ? { subAgent: { parent: 'coverage-parent', agent: 'coverage-agent' } } : {}),
   } satisfies Partial<SessionOptions>;
   const scenario = { ...common, model: client, interposeEffects: driveEffects(s, ctl) };
   let result: RunResult;

@@ -16,8 +16,11 @@ import { type RunSettings, resolveRunConfig } from '../runtime/config.ts';
 export type ActorId = EffectName;
 
 /** The test tools a scenario's tool_use may call (see runScenario.ts). */
-export type TestToolName = 'echo' | 'bigOutput' | 'interrupt' | 'needsApproval';
-export type StopAnswer = 'allow' | 'block' | 'prevent' | 'budgetContinue';
+export type TestToolName = 'echo' | 'bigOutput' | 'interrupt' | 'needsApproval' | 'stopper';
+/** `subagentBlock`: the session runs as a sub-agent, and its SubagentStop hook blocks. */
+export type StopAnswer = 'allow' | 'block' | 'prevent' | 'budgetContinue' | 'subagentBlock';
+/** What the run's UserPromptSubmit hook answers (its first build). */
+export type PromptHookAnswer = 'block' | 'stop' | 'context';
 /** One raw entry of a scripted-model script (validated by parseScript when a scenario is built). */
 export type ScriptEntry = Record<string, unknown>;
 
@@ -30,6 +33,10 @@ export type Driver =
   | { kind: 'tool'; tool: TestToolName }
   /** The stop hook (or, for budgetContinue, the budget policy) answers this. */
   | { kind: 'stopAnswer'; answer: StopAnswer }
+  /** The UserPromptSubmit hook answers this before the first request. */
+  | { kind: 'promptHook'; answer: PromptHookAnswer }
+  /** The PreCompact hook refuses the compaction: a block, or continue: false. */
+  | { kind: 'preCompact'; answer: 'block' | 'stop' }
   /** The session is aborted just as the actor starts: the live actor meets a real abort. */
   | { kind: 'abortAtStart' }
   /** For this invocation the actor is replaced by one that throws (a bug, a broken plug-in). */

@@ -73,7 +73,7 @@ function foldedLines(reasons: Map<string, Group>, counts: EdgeCounts | undefined
   if (rest.length > 0)
     lines.push(
       line(
-        `${rest.length} ${taken.length ? 'other' : 'failure'} reasons`,
+        `${rest.length} ${taken.length ? 'other reasons' : 'reasons'}`,
         rest.flatMap(([, es]) => es),
       ),
     );

@@ -179,8 +179,8 @@ describe('the overview', () => {
     const toFailed = arrow('requesting', 'failed');
     expect(toFailed?.terminal).toBe(true);
     expect(toFailed?.edges.length).toBeGreaterThan(5);
-    expect(toFailed?.lines.map((l) => l.text)).toEqual(['7 failure reasons']);
-    expect(arrow('dispatchingTools', 'failed')?.lines.map((l) => l.text)).toEqual(['2 failure reasons']);
+    expect(toFailed?.lines.map((l) => l.text)).toEqual(['7 reasons']);
+    expect(arrow('dispatchingTools', 'failed')?.lines.map((l) => l.text)).toEqual(['3 reasons']);
     expect(arrow('dispatchingTools', 'awaitingApproval')?.lines.map((l) => l.text)).toEqual([
       'awaiting_approval',
     ]);
@@ -202,7 +202,7 @@ describe('the overview', () => {
     const marked = diagramEdges(chart, 'overview', counts);
     expect(
       marked.find((a) => a.from === 'building' && a.to === 'requesting')?.lines.map((l) => l.text),
-    ).toEqual(['query_built ×7']);
+    ).toEqual(['hook_context', 'query_built ×7']);
     const refused = chart.edges.find((e) => e.reason === 'refused')!;
     const withRefusal = new Map([[refused.key, 2]]);
     expect(
@@ -223,7 +223,7 @@ describe('the overview', () => {
     expect(relations).toContainEqual({
       id1: 'compacting',
       id2: 'building',
-      relationTitle: 'compacted<br>compaction_failed',
+      relationTitle: 'compaction_blocked<br>compacted<br>compaction_failed',
     });
   });
 
@@ -235,7 +235,7 @@ describe('the overview', () => {
     expect(edges).toHaveLength(arrows.length + 1);
     expect(text).toContain('rankdir=LR');
     expect(text).toMatch(
-      /"requesting" -> "failed" \[label="7 failure reasons", tooltip="[^"]*responseRefused[^"]*", style=dashed\]/,
+      /"requesting" -> "failed" \[label="7 reasons", tooltip="[^"]*responseRefused[^"]*", style=dashed\]/,
     );
   });
 });

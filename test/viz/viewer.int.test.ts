@@ -138,7 +138,7 @@ describe.skipIf(chromiumMissing)('the viewer in headless Chromium', () => {
     // The full chart is one click away.
     await page.click('#chart-views button[data-view=full]');
     expect(await page.isVisible('svg.chart[data-view=full]')).toBe(true);
-    expect(await page.locator('svg.chart[data-view=full] text.edge-label').count()).toBe(42);
+    expect(await page.locator('svg.chart[data-view=full] text.edge-label').count()).toBe(50);
     await page.click('#chart-views button[data-view=overview]');
   });
 

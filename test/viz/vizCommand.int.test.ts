@@ -41,7 +41,7 @@ describe('reloop viz', () => {
       expect(mmd.stdout).toMatch(/^stateDiagram-v2\n/);
       expect(mmd.stdout).toContain('requesting --> recovering : transport_retry\n');
       expect(mmd.stdout).toContain('direction LR');
-      expect(mmd.stdout).toContain('requesting --> failed : 7 failure reasons\n');
+      expect(mmd.stdout).toContain('requesting --> failed : 7 reasons\n');
       const dot = await viz('--format', 'dot');
       expect(dot.code).toBe(0);
       expect(() => parseDot(dot.stdout)).not.toThrow();
@@ -56,7 +56,7 @@ describe('reloop viz', () => {
       expect(full.code, full.stderr).toBe(0);
       expect(full.stdout).toContain('requesting --> failed : refused\n');
       expect(full.stdout).toContain('requesting --> failed : budget_exhausted\n');
-      expect(full.stdout).not.toContain('failure reasons');
+      expect(full.stdout).not.toContain(' 7 reasons');
       const bad = await viz('--view', 'tiny');
       expect(bad.code).toBe(2);
       expect(bad.stderr).toContain('Allowed choices are overview, full');
