@@ -1,3 +1,4 @@
+import { toolCallNotes } from '../hooks/folds.ts';
 import type { CompactInput, CompactResult } from '../machines/context.ts';
 import { compactedMessages, summaryText } from '../model/compaction.ts';
 import type { Message, ToolUseBlock } from '../model/messages.ts';
@@ -154,6 +155,8 @@ export function toolBatchProblem(
   const started = new Set<string>();
   const finished = new Set<string>();
   const children = new Map<string, string>();
+  /** What each call's hooks said for the model: its result must carry it. */
+  const notes = new Map<string, RecordOf<'hook.decided'>['data'][]>();
   const problem = (r: LogRecord, expected: unknown, actual: unknown, detail: string): Mismatch => ({
     seq: r.seq,
     expected,
@@ -190,6 +193,8 @@ export function toolBatchProblem(
           r.data.toolUseId
         )
           blocked.add(r.data.toolUseId);
+        if (r.data.toolUseId !== undefined && r.data.hook !== 'SubagentStart')
+          notes.set(r.data.toolUseId, [...(notes.get(r.data.toolUseId) ?? []), r.data]);
         break;
       case 'child.started':
         children.set(r.data.toolUseId, r.data.child);
@@ -231,11 +236,30 @@ export function toolBatchProblem(
         if ((outcome === 'ok' || outcome === 'error' || outcome === 'timeout') && !started.has(id)) {
           return problem(r, 'tool.started first', outcome, 'a result of a tool that never started');
         }
+        const missing = missingNotes(r.data.result.content, notes.get(id) ?? []);
+        if (missing)
+          return problem(r, missing, r.data.result.content, "the result does not carry what the call's hooks said for the model");
         break;
       }
       default:
         break;
     }
+  }
+  return null;
+}
+
+/** The first of the hooks' feedback and context lines that a tool result does not contain. */
+function missingNotes(content: unknown, records: readonly RecordOf<'hook.decided'>['data'][]): string | null {
+  if (records.length === 0) return null;
+  const text =
+    typeof content === 'string'
+      ? content
+      : Array.isArray(content)
+        ? content.map((b) => (b && typeof b === 'object' && 'text' in b ? String(b.text) : '')).join('\n\n')
+        : '';
+  for (const r of records) {
+    const line = toolCallNotes([r]);
+    if (line !== undefined && !text.includes(line)) return line;
   }
   return null;
 }

@@ -47,7 +47,7 @@ const FACTS_NOTHING_DERIVES_FROM = [
   /^backoff\.scheduled data\.delayMs$/,
   // who decided, and why, when the decision itself is checked
   /^permission\.decided data\.(decision|by|message)$/,
-  /^hook\.decided data\.(command|reason)$/,
+  /^hook\.decided data\.(command|reason|source|matcher|systemMessage)$/,
   /^abort\.requested data\.reason$/,
   // a v1 compaction's max_tokens is not recorded anywhere else
   /^model\.requested data\.maxTokens$/,
@@ -151,6 +151,7 @@ describe('every single-record edit of a log is caught at or after that record', 
     'auto and reactive compaction',
     'denials, a tool error, refusal',
     'resume after a crash mid-batch, then max turns',
+    'hooks: context, blocks, stops, SessionEnd',
   ];
 
   it.each(names)('%s: the log verifies untouched, and every record is sealed', async (name) => {

@@ -1,3 +1,4 @@
+import type { HooksOption } from '../../../src/hooks/types.ts';
 import { parseScript } from '../../../src/model/script.ts';
 import { ScriptedModelClient } from '../../../src/model/scripted.ts';
 import { forkSession } from '../../../src/replay/fork.ts';
@@ -18,7 +19,82 @@ export async function representativeLogs(): Promise<Record<string, LogRecord[]>>
     'auto and reactive compaction': await compactions(),
     'denials, a tool error, refusal': await denials(),
     'resume after a crash mid-batch, then max turns': await resumed(),
+    'hooks: context, blocks, stops, SessionEnd': await hooked(),
   };
+}
+
+/**
+ * Hooks of every kind deciding things (in-process callbacks, so the log is deterministic):
+ * context before the first request and on tool results, a PreToolUse block, PostToolUse
+ * feedback, a Stop block, a blocked prompt, a PostToolUse stop, and SessionEnd.
+ */
+async function hooked(): Promise<LogRecord[]> {
+  const context = (text: string) => async () => ({ hookSpecificOutput: { additionalContext: text } });
+  let stopped = false;
+  const hooks: HooksOption = {
+    SessionStart: [{ hooks: [context('use bun')], source: 'projectSettings' }],
+    UserPromptSubmit: [
+      {
+        hooks: [
+          async (input) =>
+            String(input.prompt).includes('secret')
+              ? { decision: 'block', reason: 'no secrets in prompts' }
+              : { hookSpecificOutput: { additionalContext: `prompt length ${String(input.prompt).length}` } },
+        ],
+      },
+    ],
+    PreToolUse: [
+      {
+        matcher: 'echo',
+        hooks: [
+          async (input) =>
+            (input.tool_input as { text: string }).text === 'b'
+              ? { hookSpecificOutput: { permissionDecision: 'deny', permissionDecisionReason: 'not b' } }
+              : { hookSpecificOutput: { additionalContext: 'echo is cheap' } },
+        ],
+      },
+    ],
+    PostToolUse: [
+      {
+        matcher: 'echo',
+        hooks: [
+          async (input) =>
+            (input.tool_input as { text: string }).text === 'halt'
+              ? { continue: false, stopReason: 'halt requested' }
+              : { decision: 'block', reason: 'check the output' },
+        ],
+      },
+    ],
+    Stop: [
+      {
+        hooks: [
+          async () => {
+            if (stopped) return undefined;
+            stopped = true;
+            return { decision: 'block', reason: 'say what you did' };
+          },
+        ],
+      },
+    ],
+    SessionEnd: [{ hooks: [async () => ({ systemMessage: 'bye' })] }],
+  };
+  const h = await scriptedSession(
+    [
+      toolTurn([
+        { name: 'echo', input: { text: 'a' } },
+        { name: 'echo', input: { text: 'b' } },
+      ]),
+      textTurn('done'),
+      textTurn('I echoed a'),
+      toolTurn([{ name: 'echo', input: { text: 'halt' } }]),
+    ],
+    { hooks },
+  );
+  await h.session.submit('echo a and b');
+  await h.session.submit('the secret is 42');
+  await h.session.submit('halt');
+  await h.session.end();
+  return h.records();
 }
 
 async function toolsAndRetries(): Promise<LogRecord[]> {
