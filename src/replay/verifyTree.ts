@@ -1,8 +1,10 @@
+import { toolCallNotes } from '../hooks/folds.ts';
 import { type ChildEnd, childFinished, lastEnd, taskOutput } from '../runtime/children/childResult.ts';
 import { fold } from '../store/evolve.ts';
 import type { LogRecord, RecordOf } from '../store/records.ts';
 import { emptySessionState } from '../store/sessionState.ts';
 import type { EventStore } from '../store/types.ts';
+import { appendText } from '../tools/admission.ts';
 import { loadRecords } from './loadSession.ts';
 import { sessionTree } from './sessionTree.ts';
 import { type Divergence, type VerifyOptions, type VerifyReport, verifyReplay } from './verify.ts';
@@ -57,6 +59,12 @@ export async function verifyTree(
 async function checkChildren(store: EventStore, records: readonly LogRecord[]): Promise<Divergence | null> {
   const results = new Map<string, RecordOf<'tool.finished'>>();
   for (const r of records) if (r.type === 'tool.finished') results.set(r.data.toolUseId, r);
+  // What the Task call's own hooks (PreToolUse, PostToolUse, …) added to its result for the model.
+  const hooks = new Map<string, RecordOf<'hook.decided'>['data'][]>();
+  for (const r of records) {
+    const id = r.type === 'hook.decided' && r.data.hook !== 'SubagentStart' ? r.data.toolUseId : undefined;
+    if (id !== undefined) hooks.set(id, [...(hooks.get(id) ?? []), (r as RecordOf<'hook.decided'>).data]);
+  }
   const agents = new Map<string, string>();
   for (const r of records) {
     if (r.type === 'child.started') agents.set(r.data.child, r.data.agent);
@@ -95,7 +103,9 @@ async function checkChildren(store: EventStore, records: readonly LogRecord[]): 
     const result = results.get(r.data.toolUseId);
     if (result && (result.data.outcome === 'ok' || result.data.outcome === 'error')) {
       const out = taskOutput(agents.get(r.data.child) ?? '?', r.data.child, state, logged);
-      const expected = { content: out.content, isError: out.isError ?? false };
+      const notes = toolCallNotes(hooks.get(r.data.toolUseId) ?? []);
+      const content = notes === undefined ? out.content : appendText(out.content, notes);
+      const expected = { content, isError: out.isError ?? false };
       if (JSON.stringify(expected) !== JSON.stringify(result.data.result)) {
         return diverged(
           result,
