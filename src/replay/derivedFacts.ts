@@ -238,7 +238,12 @@ export function toolBatchProblem(
         }
         const missing = missingNotes(r.data.result.content, notes.get(id) ?? []);
         if (missing)
-          return problem(r, missing, r.data.result.content, "the result does not carry what the call's hooks said for the model");
+          return problem(
+            r,
+            missing,
+            r.data.result.content,
+            "the result does not carry what the call's hooks said for the model",
+          );
         break;
       }
       default:

@@ -135,6 +135,8 @@ export async function runWorker(opts: WorkerOptions): Promise<{ runs: number }> 
       signal: h.controller.signal,
     });
     if (h.lost) return;
+    // The worker is done with this session object: its SessionEnd hooks run (hooks helper's hook-in).
+    await session.end('other');
     emit({ type: 'finished', session: job.session, status: result.status, reason: result.reason });
     const stopped = opts.stop?.aborted && result.status === 'aborted';
     const next = stopped ? 'queued' : result.status === 'paused' ? 'parked' : 'done';
