@@ -1,3 +1,4 @@
+import type { HookReport } from '../tools/types.ts';
 import type { HookEvent } from './events.ts';
 
 /** What a Stop hook is told (the Claude Code hook contract, snake_case on the wire). */
@@ -116,21 +117,8 @@ export type HooksOption = Partial<Record<HookEvent, readonly HookMatcherGroup[]>
  */
 export type HookDecision = 'allow' | 'block' | 'prevent' | 'continue' | 'deny' | 'ask' | 'error';
 
-export interface HookRecord {
+/** One hook's answer as logged: the tools' HookReport, its event one of Claude Code's. */
+export interface HookRecord extends HookReport {
   hook: HookEvent | 'Budget';
   decision: HookDecision;
-  /** Why: the block or deny reason, the stop reason, the error. */
-  reason?: string;
-  /** The command, or `callback <name>` for an in-process hook. */
-  command?: string;
-  matcher?: string;
-  source?: string;
-  toolUseId?: string;
-  /** What of the hook's output reached the model as context (additionalContext, plain stdout). */
-  output?: string;
-  /** A message for the user (systemMessage). */
-  systemMessage?: string;
-  /** A command hook's exit code (null: killed, timed out or never started). */
-  exitCode?: number | null;
-  durationMs: number;
 }

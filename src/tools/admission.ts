@@ -107,38 +107,24 @@ interface Call {
 
 const request = (c: Call, cwd: string): PermissionRequest => permissionRequest(c.tool, c.input, c.use, cwd);
 
-/** Logs what hooks answered: their own records, or one made from a verdict without any. */
-function report(
-  observer: BatchObserver,
-  hook: string,
-  v: ToolHookVerdict,
-  toolUseId: string,
-  durationMs: number,
-): void {
-  const records: readonly HookReport[] = v.records ?? [
-    {
-      hook,
-      decision: v.decision,
-      ...(v.reason !== undefined ? { reason: v.reason } : {}),
-      toolUseId,
-      durationMs,
-    },
-  ];
-  for (const r of records) observer.onHook?.(r);
-}
-
-/** Asks one hook of the call; a hook API that throws is logged as an error and decides nothing. */
-async function ask<T extends ToolHookVerdict>(
+/**
+ * Asks one hook API of a call and logs its answer: the records it brings, or one made by
+ * `recordOf` (the first hook API brings none). An API that throws is logged as an error and
+ * decides nothing.
+ */
+export async function askHook<T extends { records?: readonly HookReport[] }>(
   observer: BatchObserver,
   hook: string,
   toolUseId: string,
   now: () => number,
   run: () => Promise<T | undefined>,
+  recordOf: (answer: T | undefined, durationMs: number) => HookReport | null,
 ): Promise<T | undefined> {
   const t0 = now();
   try {
     const v = await run();
-    if (v) report(observer, hook, v, toolUseId, now() - t0);
+    const one = v?.records ? null : recordOf(v, now() - t0);
+    for (const r of v?.records ?? (one ? [one] : [])) observer.onHook?.(r);
     return v;
   } catch (e) {
     observer.onHook?.({
@@ -150,6 +136,27 @@ async function ask<T extends ToolHookVerdict>(
     });
     return undefined;
   }
+}
+
+/** A tool hook's verdict, asked and logged (a verdict without records is one record). */
+function ask<T extends ToolHookVerdict>(
+  observer: BatchObserver,
+  hook: string,
+  toolUseId: string,
+  now: () => number,
+  run: () => Promise<T | undefined>,
+): Promise<T | undefined> {
+  return askHook(observer, hook, toolUseId, now, run, (v, durationMs) =>
+    v
+      ? {
+          hook,
+          decision: v.decision,
+          ...(v.reason !== undefined ? { reason: v.reason } : {}),
+          toolUseId,
+          durationMs,
+        }
+      : null,
+  );
 }
 
 function withNotes(r: ToolCallReport, notes: readonly string[], stop?: string): ToolCallReport {

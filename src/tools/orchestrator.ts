@@ -1,5 +1,5 @@
 import type { ToolResultBlock, ToolUseBlock, Usage } from '../model/messages.ts';
-import { admit, appendText, type Planned } from './admission.ts';
+import { admit, appendText, askHook, type Planned } from './admission.ts';
 import { BatchStops, CallStops, type Outcome } from './batchStops.ts';
 import type { ToolRegistry } from './registry.ts';
 import type {
@@ -365,29 +365,19 @@ async function afterCall(
   const hook = failed ? 'PostToolUseFailure' : 'PostToolUse';
   if (!hooks || (failed ? !hooks.postToolUseFailure : !hooks.postToolUse)) return undefined;
   const req = { tool: p.tool, input: p.input, toolUseId: p.use.id, cwd: opts.cwd };
-  const h0 = now();
-  try {
-    const v = failed
-      ? await hooks.postToolUseFailure!(req, {
-          error: textOfResult(report.result.content),
-          interrupted: false,
-        })
-      : await hooks.postToolUse!(req, output!);
-    const records: readonly HookReport[] = v?.records ?? [
-      { hook, decision: 'continue', toolUseId: p.use.id, durationMs: now() - h0 },
-    ];
-    for (const r of records) observer.onHook?.(r);
-    return v;
-  } catch (e) {
-    observer.onHook?.({
-      hook,
-      decision: 'error',
-      reason: (e as Error).message,
-      toolUseId: p.use.id,
-      durationMs: now() - h0,
-    });
-    return undefined;
-  }
+  const error = textOfResult(report.result.content);
+  return askHook(
+    observer,
+    hook,
+    p.use.id,
+    now,
+    () =>
+      failed
+        ? hooks.postToolUseFailure!(req, { error, interrupted: false })
+        : hooks.postToolUse!(req, output!),
+    // The first hook API's PostToolUse is logged once per call, whatever it answered.
+    (_v, durationMs) => ({ hook, decision: 'continue', toolUseId: p.use.id, durationMs }),
+  );
 }
 
 function textOfResult(content: ToolCallReport['result']['content']): string {

@@ -79,15 +79,26 @@ export type AskUser = (request: PermissionRequest, message: string | undefined) 
  * pass them through to the log untouched, in the order given.
  */
 export interface HookReport {
+  /** The event (`PreToolUse`, …). */
   hook: string;
+  /**
+   * `continue` (no decision), `allow`, `deny`, `ask`, `block`, `prevent` (continue: false: the
+   * run stops), `error` (a non-blocking error: shown, logged, otherwise ignored).
+   */
   decision: 'allow' | 'block' | 'prevent' | 'continue' | 'deny' | 'ask' | 'error';
+  /** Why: the block or deny reason, the stop reason, the error. */
   reason?: string;
+  /** The command, or `callback <name>` for an in-process hook. */
   command?: string;
   matcher?: string;
+  /** `projectSettings`, …, `cliArg`, `session`. */
   source?: string;
   toolUseId?: string;
+  /** What of the hook's output reached the model as context. */
   output?: string;
+  /** A message for the user. */
   systemMessage?: string;
+  /** A command hook's exit code (null: killed, timed out or never started). */
   exitCode?: number | null;
   durationMs: number;
 }

@@ -9,6 +9,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { HOOK_EVENTS } from '../../src/hooks/events.ts';
 import type { LogRecord, RecordOf } from '../../src/store/records.ts';
 import { type CliResult, jsonLines, onlyJson, runCli } from '../support/cli.ts';
 import {
@@ -57,20 +58,7 @@ if (a.stdout !== undefined) process.stdout.write(typeof a.stdout === 'string' ? 
 process.exit(a.exit ?? 0);
 `;
 
-const EVENTS = [
-  'SessionStart',
-  'UserPromptSubmit',
-  'PreToolUse',
-  'PermissionRequest',
-  'PostToolUse',
-  'PostToolUseFailure',
-  'Notification',
-  'SubagentStart',
-  'SubagentStop',
-  'Stop',
-  'PreCompact',
-  'SessionEnd',
-];
+const EVENTS = HOOK_EVENTS;
 
 let projects = 0;
 /** A project whose `.claude/settings.json` runs hook.js on every event (and `extra` groups). */
