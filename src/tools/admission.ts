@@ -69,6 +69,8 @@ export async function admit(
 ): Promise<Admission> {
   const tool = opts.registry.get(use.name);
   if (!tool) {
+    const why = opts.registry.unavailable(use.name);
+    if (why) return failed(index, use, 'unknown_tool', `${use.name} is not available: ${why}`);
     return failed(
       index,
       use,

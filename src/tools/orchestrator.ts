@@ -8,6 +8,7 @@ import type {
   FileReadFact,
   HookReport,
   PostToolHookVerdict,
+  RunScope,
   ToolHooks,
   ToolOutput,
   ToolSessionView,
@@ -95,6 +96,8 @@ export interface BatchOptions {
   signal: AbortSignal;
   cwd: string;
   session: ToolSessionView;
+  /** The run the batch belongs to: what its calls start beyond the call (a background shell) is its. */
+  run?: RunScope;
   canUseTool: CanUseTool;
   /** Absent in non-interactive runs: `ask` then resolves to deny, and the denial is recorded. */
   askUser?: AskUser;
@@ -308,6 +311,7 @@ async function execute(
     cwd: opts.cwd,
     toolUseId: p.use.id,
     session: opts.session,
+    run: opts.run,
   };
   let report: ToolCallReport;
   let output: ToolOutput | undefined;

@@ -11,6 +11,7 @@ import type { SessionOptions } from '../runtime/session.ts';
 import type { EventStore } from '../store/types.ts';
 import { builtinTools } from '../tools/builtin/index.ts';
 import { createPermissionPolicy, PermissionModeSchema } from '../tools/permissions/index.ts';
+import { fetchRedirectPolicy } from '../tools/permissions/webFetchRedirects.ts';
 
 /**
  * What a queued run is run with: the `reloop run` flags of the submitter, resolved (absolute
@@ -88,6 +89,7 @@ export async function sessionOptionsFor(
   const tools = builtinTools({
     allowOutsideCwd: spec.allow.some((r) => /\((\/|~\/|\.\.)/.test(r)),
     bash: { passEnv },
+    webFetch: { redirectAllowed: fetchRedirectPolicy(spec.allow, spec.deny, cwd) },
   });
   // `Task`, as `reloop run` offers it: a sub-agent runs in the worker that runs its parent.
   const agents = await loadAgents({ cwd, dirs: spec.agentsDir });
