@@ -1,5 +1,3 @@
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import type { McpServerEntry } from '../mcp/servers.ts';
 import { err, UsageError } from './io.ts';
 
@@ -37,17 +35,15 @@ export async function mcpServersFor(opts: McpRunFlags, cwd: string): Promise<Mcp
 }
 
 /**
- * The settings layers approvals are read from. Until the settings loader (src/settings) is on
- * main, the `--settings` file alone, as `flagSettings`.
+ * The settings layers approvals are read from (src/settings): the `--settings` file for now;
+ * the user's, project and local files join when the CLI reads `--setting-sources`.
  */
 async function settingsLayers(file: string | undefined, cwd: string) {
-  if (!file) return [];
-  const abs = path.resolve(file);
-  let json: unknown;
+  const { loadSettings, SettingsError } = await import('../settings/index.ts');
   try {
-    json = JSON.parse(await readFile(abs, 'utf8'));
+    return (await loadSettings({ cwd, ...(file ? { flagSettings: file } : {}) })).layers;
   } catch (e) {
-    throw new UsageError(`--settings ${abs}: ${(e as Error).message}`, 'SETTINGS_INVALID');
+    if (e instanceof SettingsError) throw new UsageError(`--settings ${e.message}`, e.code);
+    throw e;
   }
-  return [{ source: 'flagSettings', file: abs, root: cwd, json }];
 }

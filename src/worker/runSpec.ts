@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { loadAgents } from '../agents/index.ts';
@@ -12,6 +11,7 @@ import { parseScript } from '../model/script.ts';
 import { ScriptedModelClient } from '../model/scripted.ts';
 import type { RunSettings } from '../runtime/config.ts';
 import type { SessionOptions } from '../runtime/session.ts';
+import { loadSettings } from '../settings/index.ts';
 import type { EventStore } from '../store/types.ts';
 import { builtinTools } from '../tools/builtin/index.ts';
 import { createPermissionPolicy, PermissionModeSchema } from '../tools/permissions/index.ts';
@@ -106,14 +106,11 @@ export async function sessionOptionsFor(
     webFetch: { redirectAllowed: fetchRedirectPolicy(spec.allow, spec.deny, cwd) },
   });
   // MCP servers as `reloop run` resolves them: the project's (approved in --settings) and the flags'.
-  const settingsJson = spec.settings ? JSON.parse(await readFile(spec.settings, 'utf8')) : undefined;
   const mcp = await resolveMcpServers({
     cwd,
     flags: spec.mcpConfig,
     strict: spec.strictMcpConfig,
-    layers: settingsJson
-      ? [{ source: 'flagSettings', file: spec.settings ?? null, root: cwd, json: settingsJson }]
-      : [],
+    layers: (await loadSettings({ cwd, ...(spec.settings ? { flagSettings: spec.settings } : {}) })).layers,
     env: process.env,
   });
   for (const w of mcp.warnings) deps.warn?.(w);

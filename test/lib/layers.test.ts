@@ -34,7 +34,7 @@ const MAY_IMPORT: Record<string, readonly string[] | 'anything'> = {
   replay: ['lib', 'model', 'agents', 'store', 'machines', 'tools', 'hooks', 'mcp', 'runtime', 'viz'],
   coverage: ['lib', 'model', 'store', 'machines', 'tools', 'hooks', 'runtime', 'viz'],
   serve: ['lib', 'model', 'store', 'viz', 'replay'],
-  worker: ['lib', 'model', 'agents', 'store', 'tools', 'hooks', 'mcp', 'runtime', 'replay'],
+  worker: ['lib', 'model', 'agents', 'store', 'tools', 'hooks', 'mcp', 'settings', 'runtime', 'replay'],
   testing: ['lib', 'model', 'agents', 'store', 'machines', 'tools', 'hooks', 'runtime', 'coverage'],
   cli: 'anything',
   'index.ts': 'anything',

@@ -141,7 +141,7 @@ describe('MCP tools in a session', () => {
     expect(seen).toEqual(['mcp__notes__list', 'mcp__notes__add', 'mcp__notes__add']);
     const results = Object.fromEntries(
       (await recordsOf(h, 'tool.finished')).map((r) => [
-        r.data.toolUseId,
+        (r.data as { toolUseId: string }).toolUseId,
         (r.data as { outcome: string }).outcome,
       ]),
     );
