@@ -36,6 +36,7 @@ import {
   writeText,
 } from './io.ts';
 import { liveOutput } from './liveOutput.ts';
+import { mcpServersFor } from './mcpFlags.ts';
 import { parseOnAsk } from './runFlags.ts';
 import { subAgentsFor } from './subAgents.ts';
 import { terminalAsk } from './terminalAsk.ts';
@@ -88,6 +89,8 @@ export async function prepareRun(
   const quiet = opts.json === true;
   // Agent files too: a bad one stops the run before the store is touched.
   const subAgents = rest.subAgents ?? (await runSubAgents({ ...opts, cwd }));
+  // MCP servers: a bad --mcp-config is exit 2 here; a project server nobody approved is a warning.
+  const mcpServers = await mcpServersFor(opts, cwd);
   const canUseTool = permissionPolicy(mode, opts, cwd);
   prepared.options = {
     cwd,
@@ -100,6 +103,7 @@ export async function prepareRun(
       webFetch: { redirectAllowed: fetchRedirectPolicy(opts.allow, opts.deny, cwd) },
     }),
     canUseTool,
+    ...(mcpServers ? { mcpServers } : {}),
     // One prompt at a time: parallel sub-agents share this askUser (src/cli/terminalAsk.ts).
     askUser: !quiet && process.stdin.isTTY ? terminalAsk() : undefined,
     unattendedAsk: parseOnAsk(opts.onAsk),
@@ -170,6 +174,8 @@ export async function runPrepared(
   } finally {
     for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
     live.end();
+    // Its MCP servers end with the command (stdio processes, HTTP sessions).
+    await session.close();
   }
   // The process is done with the session: its SessionEnd hooks run (their answers are logged).
   await session.end('other');

@@ -2,12 +2,14 @@ import path from 'node:path';
 import { z } from 'zod';
 import { loadAgents } from '../agents/index.ts';
 import { runHooksFromFlags } from '../hooks/settings.ts';
+import { resolveMcpServers } from '../mcp/resolve.ts';
 import { AnthropicModelClient } from '../model/anthropic.ts';
 import { costOf } from '../model/pricing.ts';
 import { parseScript } from '../model/script.ts';
 import { ScriptedModelClient } from '../model/scripted.ts';
 import type { RunSettings } from '../runtime/config.ts';
 import type { SessionOptions } from '../runtime/session.ts';
+import { loadSettings } from '../settings/index.ts';
 import type { EventStore } from '../store/types.ts';
 import { builtinTools } from '../tools/builtin/index.ts';
 import { createPermissionPolicy, PermissionModeSchema } from '../tools/permissions/index.ts';
@@ -39,6 +41,9 @@ export const RunSpecSchema = z.strictObject({
   /** More sub-agent definitions for `Task` (absolute `--agents-dir`s; the cwd's .claude/agents always count). */
   agentsDir: z.array(z.string()).default([]),
   subagentMaxTurns: z.number().int().positive().optional(),
+  /** `--mcp-config` values as JSON text (read by the submitter), and `--strict-mcp-config`. */
+  mcpConfig: z.array(z.string()).optional(),
+  strictMcpConfig: z.boolean().optional(),
 });
 export type RunSpec = z.infer<typeof RunSpecSchema>;
 
@@ -91,6 +96,15 @@ export async function sessionOptionsFor(
     bash: { passEnv },
     webFetch: { redirectAllowed: fetchRedirectPolicy(spec.allow, spec.deny, cwd) },
   });
+  // MCP servers as `reloop run` resolves them: the project's (approved in --settings) and the flags'.
+  const mcp = await resolveMcpServers({
+    cwd,
+    flags: spec.mcpConfig,
+    strict: spec.strictMcpConfig,
+    layers: (await loadSettings({ cwd, ...(spec.settings ? { flagSettings: spec.settings } : {}) })).layers,
+    env: process.env,
+  });
+  for (const w of mcp.warnings) deps.warn?.(w);
   // `Task`, as `reloop run` offers it: a sub-agent runs in the worker that runs its parent.
   const agents = await loadAgents({ cwd, dirs: spec.agentsDir });
   agents.checkTools(tools.map((t) => t.name));
@@ -110,6 +124,7 @@ export async function sessionOptionsFor(
       cwd,
     }),
     unattendedAsk: spec.onAsk,
+    ...(mcp.entries.length > 0 ? { mcpServers: mcp.entries } : {}),
     hooks: hooks.hooks,
     hookOptions: { permissionMode: spec.permissionMode, passEnv },
     settings,

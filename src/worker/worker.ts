@@ -131,9 +131,10 @@ export async function runWorker(opts: WorkerOptions): Promise<{ runs: number }> 
     }
     const options = await sessionOptionsFor(spec, { store, scriptStartAt: answered });
     const session = await Session.open(job.session, options);
-    const result = await session.submit(job.prompt !== null && !delivered ? job.prompt : null, {
-      signal: h.controller.signal,
-    });
+    const result = await session
+      .submit(job.prompt !== null && !delivered ? job.prompt : null, { signal: h.controller.signal })
+      // Its MCP servers end with the run.
+      .finally(() => session.close());
     if (h.lost) return;
     // The worker is done with this session object: its SessionEnd hooks run (hooks helper's hook-in).
     await session.end('other');
