@@ -145,8 +145,9 @@ describe('MCP tools in a session', () => {
         (r.data as { outcome: string }).outcome,
       ]),
     );
-    // list is read-only (readOnlyHint): default mode allows it; add asks, nobody answers: denied.
-    expect(results).toEqual({ l1: 'ok', a1: 'denied', a2: 'denied' });
+    // list is read-only (readOnlyHint): default mode allows it; add asks, nobody answers: denied;
+    // the hook blocked the second add before the policy (hook_blocked).
+    expect(results).toEqual({ l1: 'ok', a1: 'denied', a2: 'hook_blocked' });
   });
 
   it('a server that failed to start: the run goes on, a call of its tool says why', async () => {
