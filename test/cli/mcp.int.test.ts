@@ -110,7 +110,7 @@ describe('reloop run with a project .mcp.json', () => {
         content: expect.stringContaining('mcp__web__echo'),
       });
       expect(run.result('t3_0')).toMatchObject({
-        outcome: 'denied',
+        outcome: 'hook_blocked',
         content: expect.stringContaining('no sticky calls'),
       });
       expect(existsSync(path.join(root, 'never'))).toBe(false);
