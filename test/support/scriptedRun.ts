@@ -9,7 +9,7 @@
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CLI_BIN, type CliResult, runCli } from './cli.ts';
+import { CLI_BIN, type CliResult, runCli, scratchHomeEnv } from './cli.ts';
 
 export interface ToolCall {
   name: string;
@@ -37,6 +37,8 @@ export interface ScriptedRun {
   records: LoggedRecord[];
   /** The result of call `t<batch>_<index>`. */
   result(id: string): ToolResult;
+  /** What the permission policy logged for call `id` (`permission.decided`'s data), as JSON text. */
+  decision(id: string): string;
   results(): Map<string, ToolResult>;
   status: string;
 }
@@ -134,6 +136,12 @@ async function readSession(cli: CliResult, store: string, sessionId: string, sta
     records,
     status,
     results: () => results,
+    decision(id: string) {
+      const rec = records.find(
+        (r) => r.type === 'permission.decided' && (r.data as { toolUseId?: string }).toolUseId === id,
+      );
+      return JSON.stringify(rec?.data ?? null);
+    },
     result(id: string) {
       const r = results.get(id);
       if (!r) throw new Error(`no result for ${id}; have ${[...results.keys()].join(', ')}\n${cli.stderr}`);
@@ -148,7 +156,7 @@ async function readSession(cli: CliResult, store: string, sessionId: string, sta
  */
 export async function startScriptedRun(batches: readonly (readonly ToolCall[])[], opts: ScriptedRunOptions) {
   const { store, args } = await prepare(batches, opts);
-  const env: Record<string, string> = {};
+  const env: Record<string, string> = scratchHomeEnv();
   for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[k]) env[k] = process.env[k] as string;
   const child = spawn(process.execPath, [CLI_BIN, ...args], {
     cwd: opts.work,
