@@ -4,7 +4,7 @@ import type { ServerResponse } from 'node:http';
  * What one client of `reloop serve` may cost. Before issue 18 a client that stopped reading kept
  * its whole log in memory for good (90 of them: 68 MB → 1.5 GB), twenty page requests of a large
  * session at once took the server to several GB, and a stalled stream kept `serve` alive 15 s past
- * SIGTERM. Numbers: docs/BENCHMARKS.md §12.
+ * SIGTERM. Numbers: docs/BENCHMARKS.md §13.
  */
 
 /** Connections the server keeps at once; more are dropped by Node before any work. */

@@ -5,7 +5,7 @@
  * stream holds a bounded number of bytes for its client, a client that stops reading is closed
  * (its EventSource would reconnect from Last-Event-ID), the number of streams is capped, and
  * closing the server ends every stream at once. Assertions are on what the server holds and whom
- * it closed, never on time (the RSS and stop-time numbers are in docs/BENCHMARKS.md §12).
+ * it closed, never on time (the RSS and stop-time numbers are in docs/BENCHMARKS.md §13).
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -116,7 +116,7 @@ describe('event streams whose client stopped reading', () => {
 
 describe('reloop serve and SIGTERM', () => {
   // End to end, as a person stops it. (Before the fix this passed too with five streams on a small
-  // store; with ninety on a large one the server did not stop in 30 s: BENCHMARKS §12.)
+  // store; with ninety on a large one the server did not stop in 30 s: BENCHMARKS §13.)
   it('exits 0 with stalled event streams open, their clients never letting go', async () => {
     const child = spawn(process.execPath, [CLI_BIN, 'serve', '--store', dir, '--port', '0', '--json'], {
       stdio: ['ignore', 'pipe', 'pipe'],

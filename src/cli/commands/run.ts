@@ -21,6 +21,8 @@ export interface RunOptions extends GlobalOptions {
   subagentMaxTurns?: string;
   passEnv: string[];
   onAsk?: string;
+  mcpConfig?: string[];
+  strictMcpConfig?: boolean;
 }
 
 export function registerRun(program: Command): void {
