@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { messageOf } from '../lib/errors.ts';
+import { nestedDeeperThan } from '../lib/jsonDepth.ts';
 import type { HookJSONOutput } from './types.ts';
 
 /**
@@ -13,8 +14,11 @@ import type { HookJSONOutput } from './types.ts';
 export const MAX_CONTEXT_CHARS = 10_000;
 /** Reasons (stderr of exit 2, a block's reason) go to the model too: the same cap. */
 export const MAX_REASON_CHARS = 10_000;
-/** JSON nested deeper than this is refused before it is parsed (no hook answer needs more). */
-export const MAX_JSON_DEPTH = 64;
+/**
+ * JSON nested deeper than this is refused before it is parsed or walked: no hook answer needs
+ * more (an `updatedInput` is a tool input; the runtime's general limit is MAX_JSON_DEPTH).
+ */
+export const MAX_HOOK_JSON_DEPTH = 64;
 
 /** `s`, cut to `max` characters with a note saying how much was cut. */
 export function bounded(s: string, max: number): string {
@@ -95,8 +99,8 @@ export function parseHookStdout(stdout: string, event: string): ParsedOutput {
   const text = stdout.trim();
   if (text === '') return { kind: 'empty' };
   if (!text.startsWith('{')) return { kind: 'text', text };
-  if (jsonDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH)
-    return { kind: 'invalid', error: `printed JSON nested deeper than ${MAX_JSON_DEPTH} levels` };
+  if (jsonDepth(text, MAX_HOOK_JSON_DEPTH) > MAX_HOOK_JSON_DEPTH)
+    return { kind: 'invalid', error: `printed JSON nested deeper than ${MAX_HOOK_JSON_DEPTH} levels` };
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -109,6 +113,8 @@ export function parseHookStdout(stdout: string, event: string): ParsedOutput {
 /** An in-process hook's answer: the same checks as a command's JSON (it is turned into text first). */
 export function parseCallbackAnswer(value: unknown, event: string): ParsedOutput {
   if (value === undefined || value === null) return { kind: 'empty' };
+  if (nestedDeeperThan(value, MAX_HOOK_JSON_DEPTH))
+    return { kind: 'invalid', error: `answered JSON nested deeper than ${MAX_HOOK_JSON_DEPTH} levels` };
   let text: string;
   try {
     text = JSON.stringify(value);
@@ -116,8 +122,6 @@ export function parseCallbackAnswer(value: unknown, event: string): ParsedOutput
     return { kind: 'invalid', error: `answered a value that is not JSON (${messageOf(e)})` };
   }
   if (text === undefined) return { kind: 'invalid', error: 'answered a value that is not JSON' };
-  if (jsonDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH)
-    return { kind: 'invalid', error: `answered JSON nested deeper than ${MAX_JSON_DEPTH} levels` };
   return validateOutput(JSON.parse(text), event);
 }
 
