@@ -36,8 +36,16 @@ const CONTENT_KEYS = new Set([
   'updatedInput',
 ]);
 
+const snakeNames = new Map<string, string>();
+
 function snake(key: string): string {
-  return key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+  let name = snakeNames.get(key);
+  if (name === undefined) {
+    name = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    // Record fields are a small fixed set; anything past that is not worth remembering.
+    if (snakeNames.size < 1_000) snakeNames.set(key, name);
+  }
+  return name;
 }
 
 /**
@@ -50,10 +58,12 @@ export function eventAttributes(
   data: object,
   seq: number,
   content: ((v: unknown) => string) | null,
+  omit?: ReadonlySet<string>,
 ): Attributes {
   const out: Attributes = {};
-  for (const [key, value] of Object.entries(data)) {
-    if (value === undefined || value === null) continue;
+  for (const key in data) {
+    const value = (data as Record<string, unknown>)[key];
+    if (value === undefined || value === null || omit?.has(key)) continue;
     const name = snake(key);
     if (CONTENT_KEYS.has(key)) {
       if (content) out[name] = content(value);

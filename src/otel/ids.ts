@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import * as crypto from 'node:crypto';
 
 /**
  * Trace and span ids derived from the log: a run's trace from its session and run, a span from
@@ -6,8 +6,14 @@ import { createHash, randomBytes } from 'node:crypto';
  * and then again from its log, gives the same ids, so a back-end sees one trace, not two.
  */
 
+/** One-shot hashing where Node has it (20.12+): half the cost of a Hash object per id. */
+const sha256: (text: string) => string =
+  typeof crypto.hash === 'function'
+    ? (text) => crypto.hash('sha256', text, 'hex')
+    : (text) => crypto.createHash('sha256').update(text).digest('hex');
+
 function hexOf(parts: readonly string[], chars: number): string {
-  const hex = createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, chars);
+  const hex = sha256(parts.join('\u0000')).slice(0, chars);
   // An all-zero id is invalid in OpenTelemetry; a 2^-64 chance, made impossible.
   return /^0+$/.test(hex) ? `${hex.slice(0, -1)}1` : hex;
 }
@@ -50,11 +56,11 @@ export class LogIdGenerator {
   }
 
   generateTraceId(): string {
-    return this.nextTrace ?? randomBytes(16).toString('hex');
+    return this.nextTrace ?? crypto.randomBytes(16).toString('hex');
   }
 
   generateSpanId(): string {
-    return this.nextSpan ?? randomBytes(8).toString('hex');
+    return this.nextSpan ?? crypto.randomBytes(8).toString('hex');
   }
 }
 

@@ -33,6 +33,7 @@ export {
   reloopResource,
   tracesUrl,
 } from './provider.ts';
+export { ReadableSpanSink, readableSpanOf, type Scope } from './readableSpans.ts';
 export { E as SPAN_EVENTS, R as RELOOP_ATTRIBUTES, SEMCONV_GENAI_VERSION } from './semconv.ts';
 export { type SessionLookup, SessionTrace, type TraceOptions } from './sessionTrace.ts';
 export {

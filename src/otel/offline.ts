@@ -1,16 +1,12 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { type ExportResult, ExportResultCode, getNumberFromEnv } from '@opentelemetry/core';
 import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
-import {
-  BasicTracerProvider,
-  type ReadableSpan,
-  type SpanExporter,
-  type SpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { redactUrl } from '../store/redactUrl.ts';
-import { logIdGenerator } from './ids.ts';
 import { otlpExporter, otlpProtocol, reloopResource, tracesUrl } from './provider.ts';
-import { TracerSink } from './tracerSink.ts';
+import { ReadableSpanSink } from './readableSpans.ts';
+import type { SpanSink } from './spanData.ts';
+import { INSTRUMENTATION_SCOPE } from './tracerSink.ts';
 
 /** The collector did not take a batch: the export stops there (the exporter already retried it). */
 export class OtelExportError extends Error {
@@ -48,17 +44,6 @@ export class JsonLinesFileExporter implements SpanExporter {
   }
 }
 
-/** Holds ended spans until the driver sends them, a batch at a time, waiting for each. */
-class BufferingProcessor implements SpanProcessor {
-  spans: ReadableSpan[] = [];
-  onStart(): void {}
-  onEnd(span: ReadableSpan): void {
-    this.spans.push(span);
-  }
-  async forceFlush(): Promise<void> {}
-  async shutdown(): Promise<void> {}
-}
-
 export interface OfflineExportOptions {
   /** OTLP endpoint (`--endpoint`; default the OTEL_EXPORTER_OTLP_* variables). */
   endpoint?: string;
@@ -68,7 +53,7 @@ export interface OfflineExportOptions {
 }
 
 export interface OfflineExport {
-  sink: TracerSink;
+  sink: SpanSink;
   /** Where the spans go, for messages. */
   target: string;
   /** Sends every full batch, waiting for each (the driver calls it as it reads). */
@@ -78,21 +63,19 @@ export interface OfflineExport {
 }
 
 /**
- * The pipeline of `reloop export otel`: the SDK's tracer provider with the log's ids (ids.ts)
- * and the official OTLP exporter (or a file of OTLP/JSON), fed batch by batch with backpressure
- * so a log of any length goes through in bounded memory.
+ * The pipeline of `reloop export otel`: translated spans as ReadableSpans (readableSpans.ts) to
+ * the official OTLP exporter (or a file of OTLP/JSON), batch by batch with backpressure, so a log
+ * of any length goes through in bounded memory.
  */
 export function createOfflineExport(opts: OfflineExportOptions): OfflineExport {
   const url = opts.outFile === undefined ? tracesUrl(opts.endpoint) : null;
   const exporter =
     opts.outFile !== undefined ? new JsonLinesFileExporter(opts.outFile) : otlpExporter(otlpProtocol(), url!);
   const target = opts.outFile ?? redactUrl(url!);
-  const buffer = new BufferingProcessor();
-  const provider = new BasicTracerProvider({
-    resource: reloopResource({ version: opts.version }),
-    idGenerator: logIdGenerator,
-    spanLimits: { eventCountLimit: getNumberFromEnv('OTEL_SPAN_EVENT_COUNT_LIMIT') ?? 1_000_000 },
-    spanProcessors: [buffer],
+  const buffer: ReadableSpan[] = [];
+  const sink = new ReadableSpanSink((span) => buffer.push(span), reloopResource({ version: opts.version }), {
+    name: INSTRUMENTATION_SCOPE,
+    version: opts.version,
   });
   const batchSize = getNumberFromEnv('OTEL_BSP_MAX_EXPORT_BATCH_SIZE') ?? 512;
   let exported = 0;
@@ -111,15 +94,15 @@ export function createOfflineExport(opts: OfflineExportOptions): OfflineExport {
     });
 
   return {
-    sink: new TracerSink(provider, opts.version),
+    sink,
     target,
     async checkpoint() {
-      while (buffer.spans.length >= batchSize) await send(buffer.spans.splice(0, batchSize));
+      while (buffer.length >= batchSize) await send(buffer.splice(0, batchSize));
     },
     async finish() {
       try {
         await this.checkpoint();
-        if (buffer.spans.length > 0) await send(buffer.spans.splice(0));
+        if (buffer.length > 0) await send(buffer.splice(0));
       } finally {
         await exporter.shutdown();
       }

@@ -18,6 +18,9 @@ export interface TraceOptions {
   content?: { redactor: Redactor } | null;
 }
 
+/** What a call's events leave out on its own span: the span already says it. */
+const CALL_FIELDS = new Set(['toolUseId', 'name', 'tool']);
+
 /** Record types the fold knows (a newer writer's others only pass by). */
 const KNOWN = new Set<string>(RECORD_TYPES);
 
@@ -115,13 +118,8 @@ export class SessionTrace {
         return;
       case 'transition': {
         const d = r.data;
-        this.runEvent(r, E.transition, {
-          from: d.from,
-          to: d.to,
-          reason: d.reason,
-          trigger: d.trigger,
-          seq: r.seq,
-        });
+        // (The trigger, the effect's done/error event, is in the record at `seq`.)
+        this.runEvent(r, E.transition, { from: d.from, to: d.to, reason: d.reason, seq: r.seq });
         return;
       }
       case 'permission.decided':
@@ -164,8 +162,8 @@ export class SessionTrace {
     }
   }
 
-  private attrs(r: LogRecord): Attributes {
-    return eventAttributes(r.data, r.seq, this.encoder ? (v) => this.encoder!.value(v) : null);
+  private attrs(r: LogRecord, omit?: ReadonlySet<string>): Attributes {
+    return eventAttributes(r.data, r.seq, this.encoder ? (v) => this.encoder!.value(v) : null, omit);
   }
 
   private created(r: RecordOf<'session.created'>): void {
@@ -393,10 +391,10 @@ export class SessionTrace {
   }
 
   private toolEvent(r: LogRecord, toolUseId: string, event: string, name?: string): void {
-    const attributes = this.attrs(r);
     const span = this.tool(r, toolUseId, name);
-    if (span) span.events.push({ name: event, time: r.at, attributes });
-    else this.runEvent(r, event, attributes);
+    // On the call's own span its id and name are the span's; on the run's they say which call.
+    if (span) span.events.push({ name: event, time: r.at, attributes: this.attrs(r, CALL_FIELDS) });
+    else this.runEvent(r, event, this.attrs(r));
   }
 
   private toolStarted(r: RecordOf<'tool.started'>): void {
@@ -447,7 +445,7 @@ export class SessionTrace {
   }
 
   private approvalDecided(r: RecordOf<'approval.decided'>): void {
-    const attributes = this.attrs(r);
+    const attributes = this.attrs(r, CALL_FIELDS);
     const open = this.owns(r) ? this.run!.tools.get(r.data.toolUseId) : undefined;
     if (open) {
       open.events.push({ name: E.approvalDecided, time: r.at, attributes });

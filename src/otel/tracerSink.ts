@@ -30,14 +30,12 @@ export function hrTimeOf(ms: number): HrTime {
  */
 export class TracerSink implements SpanSink {
   private readonly tracer: Tracer;
+  private readonly ids: LogIdGenerator;
   private readonly open = new Map<string, Span>();
 
-  constructor(
-    provider: TracerProvider,
-    version?: string,
-    private readonly ids: LogIdGenerator = logIdGenerator,
-  ) {
+  constructor(provider: TracerProvider, version?: string, ids: LogIdGenerator = logIdGenerator) {
     this.tracer = provider.getTracer(INSTRUMENTATION_SCOPE, version);
+    this.ids = ids;
   }
 
   start(s: SpanData): void {

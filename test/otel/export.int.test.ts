@@ -157,7 +157,9 @@ describe('run --otel: the scripted session, live', () => {
         (e) => e.name === 'reloop.transition',
       ),
     );
-    expect(events.map((e) => e.attributes)).toEqual(transitions.map((t) => ({ ...t.data, seq: t.seq })));
+    expect(events.map((e) => e.attributes)).toEqual(
+      transitions.map((t) => ({ from: t.data.from, to: t.data.to, reason: t.data.reason, seq: t.seq })),
+    );
     const run1 = span(liveSpans, 'invoke_agent reloop', live.parent);
     const names = run1.events.map((e) => e.name);
     expect(names).toContain('reloop.backoff');

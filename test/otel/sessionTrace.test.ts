@@ -360,7 +360,6 @@ describe('tolerance and content', () => {
         attributes: {
           hook: 'PermissionRequest',
           decision: 'allow',
-          tool_use_id: 'T',
           duration_ms: 1,
           matcher: 'mcp__.*',
           seq: 6,
