@@ -2,6 +2,8 @@ import { diag, type TracerProvider } from '@opentelemetry/api';
 import { defaultRedactor } from '../lib/secrets.ts';
 import { packageVersion } from '../lib/version.ts';
 import type { LogRecord } from '../store/records.ts';
+import { directExportOf, ReadableSpanSink } from './readableSpans.ts';
+import type { SpanSink } from './spanData.ts';
 import { TracerSink } from './tracerSink.ts';
 import { TraceTree } from './traceTree.ts';
 
@@ -16,10 +18,12 @@ function treeFor(provider: TracerProvider, content: boolean): TraceTree {
   }
   let tree = byContent.get(content);
   if (!tree) {
-    tree = new TraceTree(
-      new TracerSink(provider, packageVersion()),
-      content ? { content: { redactor: defaultRedactor() } } : {},
-    );
+    // reloop's own provider takes the translated spans as they are; anyone else's, through its tracer.
+    const direct = directExportOf(provider);
+    const sink: SpanSink = direct
+      ? new ReadableSpanSink((span) => direct.onEnd(span), direct.resource, direct.scope)
+      : new TracerSink(provider, packageVersion());
+    tree = new TraceTree(sink, content ? { content: { redactor: defaultRedactor() } } : {});
     byContent.set(content, tree);
   }
   return tree;

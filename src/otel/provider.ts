@@ -17,6 +17,8 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { redactUrl } from '../store/redactUrl.ts';
 import { logIdGenerator } from './ids.ts';
+import { withDirectExport } from './readableSpans.ts';
+import { INSTRUMENTATION_SCOPE } from './tracerSink.ts';
 
 export type OtlpProtocol = 'http/protobuf' | 'http/json';
 
@@ -179,12 +181,22 @@ export function createOtlpTracing(opts: OtlpTracingOptions = {}): OtlpTracing {
   );
   // A bounded queue, exported in the background: a slow or dead collector costs the run nothing.
   const processor = new CountingProcessor(new BatchSpanProcessor(exporter));
+  const resource = reloopResource(opts);
   const provider = new BasicTracerProvider({
-    resource: reloopResource(opts),
+    resource,
     idGenerator: logIdGenerator,
     spanLimits: { eventCountLimit: getNumberFromEnv('OTEL_SPAN_EVENT_COUNT_LIMIT') ?? DEFAULT_EVENT_LIMIT },
     spanProcessors: [processor],
   });
+  // reloop's spans skip the tracer (readableSpans.ts) — unless a sampler is configured, which
+  // only the tracer applies.
+  if (getStringFromEnv('OTEL_TRACES_SAMPLER') === undefined) {
+    withDirectExport(provider, {
+      resource,
+      scope: { name: INSTRUMENTATION_SCOPE, version: opts.version },
+      onEnd: (span) => processor.onEnd(span),
+    });
+  }
   let settled = false;
   const stats = (): ExportStats => ({
     ended: processor.ended,

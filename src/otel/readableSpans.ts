@@ -76,3 +76,26 @@ export class ReadableSpanSink implements SpanSink {
     this.onSpan(readableSpanOf(span, this.resource, this.scope));
   }
 }
+
+/**
+ * What a reloop-made provider (createOtlpTracing) carries so that live spans skip the tracer:
+ * translated spans are complete when handed on, so they go to the provider's own batch processor
+ * as ReadableSpans — the same objects `export otel` sends, for a fraction of the cost of making
+ * them through the API. Absent on anyone else's provider (spans then go through its tracer).
+ */
+export interface DirectExport {
+  resource: Resource;
+  scope: Scope;
+  onEnd(span: ReadableSpan): void;
+}
+
+const DIRECT = Symbol.for('reloop.otel.directExport');
+
+export function withDirectExport<T extends object>(provider: T, direct: DirectExport): T {
+  Object.defineProperty(provider, DIRECT, { value: direct });
+  return provider;
+}
+
+export function directExportOf(provider: object): DirectExport | undefined {
+  return (provider as { [DIRECT]?: DirectExport })[DIRECT];
+}

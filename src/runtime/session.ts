@@ -191,8 +191,11 @@ export class Session {
     try {
       const { liveTrace } = await import('../otel/live.ts');
       this.writer.onRecord(liveTrace(provider, this.id, prior, this.opts.traceContent === true));
-    } catch {
-      // Tracing is an observer: a session runs the same without it.
+    } catch (e) {
+      // Tracing is an observer: a session runs the same without it, and says so.
+      process.emitWarning(
+        `reloop: session ${this.id} is not traced: ${e instanceof Error ? e.message : String(e)}`,
+      );
     }
   }
 
