@@ -251,6 +251,27 @@ describe('export otel: the same spans from the log', () => {
     const lines = (await readFile(file, 'utf8')).split('\n').filter(Boolean);
     expect(bySpanId(lines.flatMap((l) => spansOfJson(JSON.parse(l))))).toEqual(bySpanId(liveSpans));
 
+    // With --content: the conversation too (what the Read call returned, the messages sent).
+    const withContent = path.join(root, 'content.json');
+    const c = await runCli(
+      ['export', 'otel', '--all', '--content', '--out', withContent, '--store', live.store],
+      {
+        cwd: live.cwd,
+      },
+    );
+    expect(c.code, c.stderr).toBe(0);
+    const contentSpans = (await readFile(withContent, 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .flatMap((l) => spansOfJson(JSON.parse(l)));
+    expect(
+      span(contentSpans, 'execute_tool Read', live.parent).attributes['gen_ai.tool.call.result'],
+    ).toContain('ship it on friday');
+    const firstChat = span(contentSpans, 'chat claude-sonnet-4-6', live.parent);
+    expect(JSON.parse(String(firstChat.attributes['gen_ai.input.messages']))).toEqual([
+      { role: 'user', parts: [{ type: 'text', content: 'deploy' }] },
+    ]);
+
     const rx = await startOtlpReceiver();
     try {
       const j = await runCli(['export', 'otel', '--all', '--store', live.store], {
