@@ -15,8 +15,13 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // The CLI tests spawn bin/reloop.js, which runs dist/: built once here from src/. Then: is
-    // there a PostgreSQL server for the PostgreSQL suites? Checked once per run.
-    globalSetup: ['test/support/buildDist.ts', 'test/support/pgGlobalSetup.ts'],
+    // there a PostgreSQL server for the PostgreSQL suites? Checked once per run. And a scratch
+    // home: no test reads the real ~/.claude (scratchHome.ts).
+    globalSetup: [
+      'test/support/buildDist.ts',
+      'test/support/pgGlobalSetup.ts',
+      'test/support/scratchHome.ts',
+    ],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',

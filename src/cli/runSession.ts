@@ -19,6 +19,7 @@ import {
   PermissionModeSchema,
   PermissionRuleError,
 } from '../tools/permissions/index.ts';
+import { fetchRedirectPolicy } from '../tools/permissions/webFetchRedirects.ts';
 import type { ToolHooks } from '../tools/types.ts';
 import type { RunOptions } from './commands/run.ts';
 import {
@@ -94,12 +95,18 @@ export async function prepareRun(
   const quiet = opts.json === true;
   // Agent files too: a bad one stops the run before the store is touched.
   const subAgents = rest.subAgents ?? (await runSubAgents({ ...opts, cwd }));
+  const canUseTool = permissionPolicy(mode, opts, cwd);
   prepared.options = {
     cwd,
     subAgents,
-    // Outside cwd the tools open only what an allow rule names, checked on what they really open.
-    tools: builtinTools({ allowOutsideCwd: opts.allow, bash: { passEnv } }),
-    canUseTool: permissionPolicy(mode, opts, cwd),
+    tools: builtinTools({
+      // Outside cwd the tools open only what an allow rule names, checked on what they really open.
+      allowOutsideCwd: opts.allow,
+      bash: { passEnv },
+      // A redirect to another host is followed only where an allow rule names that host.
+      webFetch: { redirectAllowed: fetchRedirectPolicy(opts.allow, opts.deny, cwd) },
+    }),
+    canUseTool,
     // One prompt at a time: parallel sub-agents share this askUser (src/cli/terminalAsk.ts).
     askUser: !quiet && process.stdin.isTTY ? terminalAsk() : undefined,
     unattendedAsk: parseOnAsk(opts.onAsk),

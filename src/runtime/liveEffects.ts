@@ -28,7 +28,7 @@ import type { DraftRecord, RecordData, RecordType } from '../store/records.ts';
 import { startedData } from '../store/refs.ts';
 import { runToolBatch, type ToolCallReport } from '../tools/orchestrator.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
-import type { AskUser, CanUseTool, ToolHooks } from '../tools/types.ts';
+import type { AskUser, CanUseTool, RunScope, ToolHooks } from '../tools/types.ts';
 import { type BackoffPolicy, backoffDelay, DEFAULT_BACKOFF } from './backoff.ts';
 import type { BudgetPolicy } from './budget.ts';
 import { compactionRequest, estimateHistoryTokens, keptTail, summaryText } from './compactor.ts';
@@ -51,6 +51,8 @@ export interface LiveDeps {
   random: Random;
   cwd: string;
   signal: AbortSignal;
+  /** What the run's tools start beyond a call (background shells) belongs to it. */
+  run?: RunScope;
   backoff?: BackoffPolicy;
   compactionMaxTokens?: number;
   /** Recent history kept verbatim after compaction, in estimated tokens. */
@@ -150,6 +152,7 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
           toolUses: input.toolUses,
           signal: d.signal,
           cwd: d.cwd,
+          run: d.run,
           session: {
             sessionId: d.writer.sessionId,
             fileRead: (path) => d.writer.state.filesRead[path],

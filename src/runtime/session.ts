@@ -21,6 +21,7 @@ import { emptySessionState, type SessionState } from '../store/sessionState.ts';
 import type { EventStore } from '../store/types.ts';
 import { runToolBatch } from '../tools/orchestrator.ts';
 import { ToolRegistry } from '../tools/registry.ts';
+import { RunResources } from '../tools/runScope.ts';
 import type { AnyTool, AskUser, CanUseTool, ToolHooks } from '../tools/types.ts';
 import {
   AwaitingApprovalError,
@@ -291,8 +292,10 @@ export class Session {
       this.rec(runId, 'user.message', { message: { role: 'user', content: 'Continue where you left off.' } });
     }
 
+    const scope = new RunResources(runId, signal);
     const live = liveEffects({
       writer: this.writer,
+      run: scope,
       runId,
       client: this.opts.model,
       registry: this.registry,
@@ -316,21 +319,28 @@ export class Session {
       this.opts.machine ?? queryLoopMachine,
       this.opts.interposeEffects ? this.opts.interposeEffects(live) : live,
     );
-    const outcome = await driveMachine(
-      machine,
-      {
-        config,
-        // The machine gets its own list: two writers appending to one shared array would force copies.
-        messages: AppendOnlyList.from(this.state.messages.view()),
-        autoCompactFailures: this.state.autoCompactFailures,
-      },
-      {
-        onTransition: (t) => this.rec(runId, 'transition', t),
-        onMessage: (e) => this.rec(runId, 'message.appended', appendedData(this.state, e.message, e.origin)),
-      },
-    );
-    // Children cut short by an abort still end (and are logged) inside this run.
-    await this.children?.settled();
+    let outcome: Awaited<ReturnType<typeof driveMachine>>;
+    try {
+      outcome = await driveMachine(
+        machine,
+        {
+          config,
+          // The machine gets its own list: two writers appending to one shared array would force copies.
+          messages: AppendOnlyList.from(this.state.messages.view()),
+          autoCompactFailures: this.state.autoCompactFailures,
+        },
+        {
+          onTransition: (t) => this.rec(runId, 'transition', t),
+          onMessage: (e) =>
+            this.rec(runId, 'message.appended', appendedData(this.state, e.message, e.origin)),
+        },
+      );
+      // Children cut short by an abort still end (and are logged) inside this run.
+      await this.children?.settled();
+    } finally {
+      // What the run's tools left running (background shells) ends with it.
+      await scope.end();
+    }
     const status: RunStatus = TERMINAL_STATUS[outcome.reason as TerminalReason] ?? 'failed';
     const usage = this.state.currentRun?.usage ?? outcome.context.usage;
     const result: RunResult = {

@@ -1,4 +1,5 @@
 import { AppendOnlyList } from '../lib/appendOnlyList.ts';
+import { todosOf } from '../lib/todos.ts';
 import { addUsage, textOf, ZERO_USAGE } from '../model/messages.ts';
 import type { LogRecord } from './records.ts';
 import { appendedMessage, compactedHistoryOf, startedInput } from './refs.ts';
@@ -34,6 +35,7 @@ function copyState(s: SessionState, lastSeq: number, lastAt: number): SessionSta
     compactions: s.compactions,
     transitions: s.transitions,
     approvals: s.approvals,
+    todos: s.todos,
   };
 }
 
@@ -52,6 +54,9 @@ function copyRun(r: RunSummary): RunSummary {
     resumedFrom: r.resumedFrom,
   };
 }
+
+/** The tool whose successful calls set the session's todo list (src/tools/builtin/todoWrite.ts). */
+const TODO_WRITE = 'TodoWrite';
 
 /*
  * The maps keyed by toolUseId change every tool round, each time with a brand-new key. Plain
@@ -146,6 +151,11 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
       });
       return s;
     case 'tool.finished': {
+      if (record.data.name === TODO_WRITE && record.data.outcome === 'ok') {
+        // The list is the input the call ran with (logged by tool.started, rewrites included).
+        const items = todosOf(s.toolsInFlight.get(record.data.toolUseId)?.input);
+        if (items) s.todos = { seq: record.seq, items };
+      }
       s.toolsInFlight = withoutEntry(s.toolsInFlight, record.data.toolUseId);
       s.unappendedResults = withEntry(s.unappendedResults, record.data.toolUseId, {
         seq: record.seq,

@@ -1,4 +1,5 @@
 import { AppendOnlyList } from '../lib/appendOnlyList.ts';
+import type { TodoItem } from '../lib/todos.ts';
 import type { ContentBlock, Message, Usage } from '../model/messages.ts';
 import { ZERO_USAGE } from '../model/messages.ts';
 import type { RunConfig, RunStatus } from './records.ts';
@@ -100,6 +101,8 @@ export interface SessionState {
   transitions: number;
   /** Approval requests by toolUseId, answered or not. */
   approvals: ReadonlyMap<string, ApprovalEntry>;
+  /** The todo list as the last successful `TodoWrite` call left it, with that call's seq. */
+  todos: { seq: number; items: readonly TodoItem[] } | null;
 }
 
 /** The shared empty map of a fresh state (typed read-only: nothing may add to it). */
@@ -128,5 +131,6 @@ export function emptySessionState(): SessionState {
     compactions: 0,
     transitions: 0,
     approvals: EMPTY_MAP,
+    todos: null,
   };
 }

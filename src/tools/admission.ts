@@ -64,6 +64,8 @@ export async function admit(
 ): Promise<Planned | ToolCallReport | { parked: ParkedToolCall }> {
   const tool = opts.registry.get(use.name);
   if (!tool) {
+    const why = opts.registry.unavailable(use.name);
+    if (why) return failed(index, use, 'unknown_tool', `${use.name} is not available: ${why}`);
     return failed(
       index,
       use,

@@ -2,7 +2,15 @@ import type { ToolResultBlock, ToolUseBlock, Usage } from '../model/messages.ts'
 import { admit, type Planned } from './admission.ts';
 import { BatchStops, CallStops, type Outcome } from './batchStops.ts';
 import type { ToolRegistry } from './registry.ts';
-import type { AskUser, CanUseTool, FileReadFact, ToolHooks, ToolOutput, ToolSessionView } from './types.ts';
+import type {
+  AskUser,
+  CanUseTool,
+  FileReadFact,
+  RunScope,
+  ToolHooks,
+  ToolOutput,
+  ToolSessionView,
+} from './types.ts';
 
 export type ToolOutcome =
   | 'ok'
@@ -88,6 +96,8 @@ export interface BatchOptions {
   signal: AbortSignal;
   cwd: string;
   session: ToolSessionView;
+  /** The run the batch belongs to: what its calls start beyond the call (a background shell) is its. */
+  run?: RunScope;
   canUseTool: CanUseTool;
   /** Absent in non-interactive runs: `ask` then resolves to deny, and the denial is recorded. */
   askUser?: AskUser;
@@ -286,6 +296,7 @@ async function execute(
     cwd: opts.cwd,
     toolUseId: p.use.id,
     session: opts.session,
+    run: opts.run,
   };
   try {
     // Whichever settles first wins: a tool that ignores its signal cannot hold the loop past

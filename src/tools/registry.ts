@@ -13,6 +13,7 @@ export class DuplicateToolError extends Error {
 /** The tools a session offers the model, by name. Their specs are computed once, not per turn. */
 export class ToolRegistry {
   private readonly tools = new Map<string, AnyTool>();
+  private readonly missing: { prefix: string; why: string }[] = [];
   private specsCache: ToolSpec[] | null = null;
 
   constructor(tools: readonly AnyTool[] = []) {
@@ -30,6 +31,20 @@ export class ToolRegistry {
     return this.tools.get(name);
   }
 
+  /**
+   * Names under `prefix` the registry does not hold, and why (an MCP server that failed to start:
+   * `mcp__server__`): a call to one gets this reason in its unknown-tool result.
+   */
+  markUnavailable(prefix: string, why: string): this {
+    this.missing.push({ prefix, why });
+    return this;
+  }
+
+  /** Why a tool of this name is not there, when the registry knows (see markUnavailable). */
+  unavailable(name: string): string | undefined {
+    return this.missing.find((m) => name.startsWith(m.prefix))?.why;
+  }
+
   names(): string[] {
     return [...this.tools.keys()];
   }
@@ -45,6 +60,7 @@ export class ToolRegistry {
 }
 
 function toInputSchema(tool: AnyTool): Record<string, unknown> {
+  if (tool.jsonSchema) return tool.jsonSchema;
   const json = z.toJSONSchema(tool.inputSchema, { io: 'input', unrepresentable: 'any' }) as Record<
     string,
     unknown

@@ -14,11 +14,27 @@ export interface ToolSessionView {
   fileRead(path: string): FileReadFact | undefined;
 }
 
+/**
+ * What lives as long as one run and no longer: things a tool starts that outlast its call (a
+ * background shell) belong to the run, are stopped when its signal aborts and ended when it ends.
+ */
+export interface RunScope {
+  readonly runId: string;
+  /** Aborted when the run is aborted. */
+  readonly signal: AbortSignal;
+  /** The run's instance of a resource, made on first use (one per key per run). */
+  resource<T>(key: symbol, make: (scope: RunScope) => T): T;
+  /** Called once when the run ends (after its last tool call, before `run.ended`). */
+  onEnd(cleanup: () => Promise<void> | void): void;
+}
+
 export interface ToolContext {
   signal: AbortSignal;
   cwd: string;
   toolUseId: string;
   session: ToolSessionView;
+  /** The run the call belongs to; absent where no run owns it (a re-run on resume, a bare batch). */
+  run?: RunScope;
 }
 
 /** What a tool returns. Facts it produced (files read) travel with the result into the log. */
@@ -46,6 +62,12 @@ export interface Tool<I = unknown> {
   isConcurrencySafe(input: I): boolean;
   /** Per-call timeout; the orchestrator aborts the call's signal and reports an error past it. */
   readonly timeoutMs?: number;
+  /**
+   * The input schema the model is shown, as JSON Schema, when it is not derived from
+   * `inputSchema` (an MCP server's tool: the server's own schema, sent as it gave it).
+   */
+  readonly jsonSchema?: Record<string, unknown>;
+
   call(input: I, ctx: ToolContext): Promise<ToolOutput>;
 }
 

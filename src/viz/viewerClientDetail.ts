@@ -104,6 +104,11 @@ function textBlock(parent, kind, text, cls, err) {
 }
 const asText = (c) => typeof c === 'string' ? c
   : c.map((x) => x.type === 'text' ? x.text : JSON.stringify(x, null, 2)).join('\n');
+const TODO_MARK = { completed: '[x]', in_progress: '[>]', pending: '[ ]' };
+/** A TodoWrite list as a checklist: what the session's todo list became at that call. */
+function todoList(todos) {
+  return todos.map((t) => (TODO_MARK[t?.status] || '[?]') + ' ' + String(t?.status === 'in_progress' ? t.activeForm : t?.content)).join('\n');
+}
 function renderContent(parent, content) {
   if (typeof content === 'string') return textBlock(parent, 'text', content);
   if (content.length === 0) return textBlock(parent, 'empty', '');
@@ -111,6 +116,8 @@ function renderContent(parent, content) {
     if (b.type === 'text') textBlock(parent, 'text', b.text);
     else if (b.type === 'thinking') textBlock(parent, 'thinking', b.thinking, 'thinking');
     else if (b.type === 'redacted_thinking') textBlock(parent, 'redacted thinking', '[redacted]', 'thinking');
+    else if (b.type === 'tool_use' && b.name === 'TodoWrite' && Array.isArray(b.input?.todos))
+      textBlock(parent, 'tool_use ▸ TodoWrite · ' + b.id + ' · the todo list', todoList(b.input.todos));
     else if (b.type === 'tool_use') textBlock(parent, 'tool_use ▸ ' + b.name + ' · ' + b.id, JSON.stringify(b.input, null, 2));
     else if (b.type === 'tool_result')
       textBlock(parent, 'tool_result ◂ ' + b.tool_use_id + (b.is_error ? ' · is_error' : ''), asText(b.content), null, b.is_error);

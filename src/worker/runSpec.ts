@@ -13,6 +13,7 @@ import type { SessionOptions } from '../runtime/session.ts';
 import type { EventStore } from '../store/types.ts';
 import { builtinTools } from '../tools/builtin/index.ts';
 import { createPermissionPolicy, PermissionModeSchema } from '../tools/permissions/index.ts';
+import { fetchRedirectPolicy } from '../tools/permissions/webFetchRedirects.ts';
 import type { ToolHooks } from '../tools/types.ts';
 
 /**
@@ -97,6 +98,7 @@ export async function sessionOptionsFor(
   const tools = builtinTools({
     allowOutsideCwd: spec.allow.some((r) => /\((\/|~\/|\.\.)/.test(r)),
     bash: { passEnv },
+    webFetch: { redirectAllowed: fetchRedirectPolicy(spec.allow, spec.deny, cwd) },
   });
   // `Task`, as `reloop run` offers it: a sub-agent runs in the worker that runs its parent.
   const agents = await loadAgents({ cwd, dirs: spec.agentsDir });

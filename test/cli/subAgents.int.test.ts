@@ -231,7 +231,7 @@ describe('reloop and a tree of sessions', () => {
       });
       expect(r.code).toBe(2);
       expect(r.stderr.trim()).toBe(
-        `reloop: agent definition ${path.join(dir, 'x.md')}, field "tools": unknown tool "Teleport"; the tools are Read, Write, Edit, Bash, Glob, Grep [AGENT_DEFINITION_INVALID]`,
+        `reloop: agent definition ${path.join(dir, 'x.md')}, field "tools": unknown tool "Teleport"; the tools are Read, Write, Edit, Bash, BashOutput, KillShell, Glob, Grep, TodoWrite, WebFetch [AGENT_DEFINITION_INVALID]`,
       );
       const exists = await readFile(path.join(fresh, 'catalog.json')).then(
         () => true,

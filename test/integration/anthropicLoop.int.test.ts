@@ -128,8 +128,12 @@ describe('the query loop on the real Anthropic SDK (loopback Messages API)', () 
       'Write',
       'Edit',
       'Bash',
+      'BashOutput',
+      'KillShell',
       'Glob',
       'Grep',
+      'TodoWrite',
+      'WebFetch',
     ]);
     expect(first.tools?.find((t) => t.name === 'Read')?.input_schema).toMatchObject({ type: 'object' });
 

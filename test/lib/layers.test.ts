@@ -21,6 +21,7 @@ const MAY_IMPORT: Record<string, readonly string[] | 'anything'> = {
   lib: [],
   model: ['lib'],
   agents: ['lib'],
+  settings: ['lib'],
   store: ['lib', 'model'],
   machines: ['lib', 'model'],
   tools: ['lib', 'model'],

@@ -35,11 +35,32 @@ export interface CliOptions {
   input?: string;
 }
 
-const BASE_ENV_KEYS = ['PATH', 'HOME', 'TMPDIR', 'TMP', 'TEMP', 'LANG', 'SystemRoot'];
+// RELOOP_HOME / RELOOP_MANAGED_SETTINGS: the scratch home of the test run (scratchHome.ts).
+const BASE_ENV_KEYS = [
+  'PATH',
+  'HOME',
+  'TMPDIR',
+  'TMP',
+  'TEMP',
+  'LANG',
+  'SystemRoot',
+  'RELOOP_HOME',
+  'RELOOP_MANAGED_SETTINGS',
+];
 
 function baseEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const k of BASE_ENV_KEYS) {
+    const v = process.env[k];
+    if (v !== undefined) env[k] = v;
+  }
+  return env;
+}
+
+/** The scratch home of the test run (scratchHome.ts), for a test that spawns the CLI by itself. */
+export function scratchHomeEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const k of ['RELOOP_HOME', 'RELOOP_MANAGED_SETTINGS']) {
     const v = process.env[k];
     if (v !== undefined) env[k] = v;
   }

@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, watch } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CLI_BIN } from './cli.ts';
+import { CLI_BIN, scratchHomeEnv } from './cli.ts';
 
 export interface HeldRun {
   session: string;
@@ -57,7 +57,11 @@ export async function startHeldRun(dir: string, store: string): Promise<HeldRun>
   const child = spawn(
     process.execPath,
     [CLI_BIN, 'run', '--script', script, '--store', store, '--cwd', dir, '--stop-hook', hook, 'hold on'],
-    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: process.env.HOME } },
+    {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...scratchHomeEnv() },
+    },
   );
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => {

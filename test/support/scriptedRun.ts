@@ -9,7 +9,7 @@
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CLI_BIN, type CliResult, runCli } from './cli.ts';
+import { CLI_BIN, type CliResult, runCli, scratchHomeEnv } from './cli.ts';
 
 export interface ToolCall {
   name: string;
@@ -148,7 +148,7 @@ async function readSession(cli: CliResult, store: string, sessionId: string, sta
  */
 export async function startScriptedRun(batches: readonly (readonly ToolCall[])[], opts: ScriptedRunOptions) {
   const { store, args } = await prepare(batches, opts);
-  const env: Record<string, string> = {};
+  const env: Record<string, string> = scratchHomeEnv();
   for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[k]) env[k] = process.env[k] as string;
   const child = spawn(process.execPath, [CLI_BIN, ...args], {
     cwd: opts.work,

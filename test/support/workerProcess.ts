@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { CLI_BIN } from './cli.ts';
+import { CLI_BIN, scratchHomeEnv } from './cli.ts';
 
 export interface WorkerEventLine {
   worker: string;
@@ -29,6 +29,7 @@ export function startWorkerProcess(args: readonly string[], env: Record<string, 
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
       TMPDIR: process.env.TMPDIR ?? '/tmp',
+      ...scratchHomeEnv(),
       ...env,
     },
   });

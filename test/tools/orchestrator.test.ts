@@ -663,7 +663,7 @@ describe("runToolBatch: the tool's signal", () => {
     expect(res.reports[0]!.outcome).toBe('timeout');
     expect(seen[0]!.signal.aborted).toBe(true);
     expect((seen[0]!.signal.reason as Error).message).toBe('timeout');
-    expect(Object.keys(seen[0]!)).toEqual(['signal', 'cwd', 'toolUseId', 'session']);
+    expect(Object.keys(seen[0]!)).toEqual(['signal', 'cwd', 'toolUseId', 'session', 'run']);
     expect({ ...seen[0]! }.signal).toBe(seen[0]!.signal);
   });
 

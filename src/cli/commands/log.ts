@@ -65,6 +65,7 @@ export function registerLog(program: Command): void {
       // What is there first, in blocks (the run in progress is the last run.started with no run.ended after it).
       const w = new LineWriter();
       let seen = 0;
+      let sawTodos = false;
       let open = false;
       let lastEnded = 0;
       try {
@@ -76,12 +77,15 @@ export function registerLog(program: Command): void {
             lastEnded = r.seq;
           }
           if (r.seq < (fromSeq ?? 1) || (opts.type && r.type !== opts.type)) continue;
+          if (r.type === 'tool.finished' && r.data.name === 'TodoWrite') sawTodos = true;
           w.line(line(r));
         }
       } finally {
         // What was read before a bad line is still printed, then the error.
         w.flush();
       }
+      // The todo list is session state: the fold of the whole log up to the last record shown.
+      if (sawTodos && !opts.json) await printTodos(store, session, toSeq);
       if (!opts.follow) return;
       // A run queued for a worker (`reloop submit`, an approved parked run) is the run to follow
       // too: it has not started yet, or not ended since it was queued.
@@ -110,6 +114,19 @@ export function registerLog(program: Command): void {
       await store.close();
     }
   });
+}
+
+async function printTodos(store: EventStore, session: string, toSeq: number | undefined): Promise<void> {
+  const [{ evolve }, { emptySessionState }, { todoLines }] = await Promise.all([
+    import('../../store/evolve.ts'),
+    import('../../store/sessionState.ts'),
+    import('../../lib/todos.ts'),
+  ]);
+  let state = emptySessionState();
+  for await (const r of store.read(session, { toSeq })) state = evolve(state, r);
+  if (!state.todos) return;
+  out(`todos (TodoWrite at seq ${state.todos.seq}):`);
+  for (const l of todoLines(state.todos.items)) out(`  ${l}`);
 }
 
 /** Whether the session has a run queued or held by a worker that has not ended in the log yet. */

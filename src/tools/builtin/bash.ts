@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { childEnv } from '../../lib/secrets.ts';
+import { BackgroundShells } from '../backgroundShells.ts';
 import { runInProcessGroup } from '../processGroup.ts';
-import type { Tool } from '../types.ts';
+import type { Tool, ToolContext, ToolOutput } from '../types.ts';
 
 export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
 export const BASH_MAX_TIMEOUT_MS = 600_000;
@@ -17,6 +18,10 @@ export const BashInput = z.object({
     .optional()
     .describe(`Timeout in milliseconds (default ${BASH_DEFAULT_TIMEOUT_MS}, max ${BASH_MAX_TIMEOUT_MS}).`),
   description: z.string().optional().describe('A short description of what the command does (5–10 words).'),
+  run_in_background: z
+    .boolean()
+    .optional()
+    .describe('Run the command in the background; read its output later with BashOutput.'),
 });
 export type BashInput = z.infer<typeof BashInput>;
 
@@ -27,6 +32,7 @@ const description = `Runs a shell command with bash in the working directory and
 - stdin is empty: interactive prompts get end-of-file. Pass flags like --yes or -y where a tool asks.
 - Output over ${BASH_MAX_OUTPUT_CHARS} characters keeps the beginning and the end; redirect to a file and Read or Grep it for more.
 - Background jobs (cmd &) that keep writing to the output are killed when the command ends; redirect their output (cmd > log 2>&1 &) to keep them running.
+- run_in_background: true starts the command and returns at once with a shell id; read its new output with BashOutput (bash_id) and stop it with KillShell (shell_id). It is killed when the run ends. No & needed.
 - Prefer Read, Grep, Glob, Edit and Write over cat, grep, find, sed and echo for files.`;
 
 export interface BashToolOptions {
@@ -50,6 +56,7 @@ export function bashTool(opts: BashToolOptions = {}): Tool<BashInput> {
     // A backstop above the largest per-call timeout: the tool enforces its own, and kills the group.
     timeoutMs: BASH_MAX_TIMEOUT_MS + 30_000,
     async call(input, ctx) {
+      if (input.run_in_background) return startInBackground(input, ctx, opts);
       const timeoutMs = Math.min(input.timeout ?? BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS);
       const r = await runInProcessGroup(input.command, {
         cwd: ctx.cwd,
@@ -88,5 +95,25 @@ export function bashTool(opts: BashToolOptions = {}): Tool<BashInput> {
       else notes.push(`[killed by signal ${r.signal ?? 'unknown'}]`);
       return { content: `${body}\n${notes.join('\n')}`, isError: r.exitCode !== 0 };
     },
+  };
+}
+
+/** `run_in_background`: the shell belongs to the run (BackgroundShells), the call returns its id. */
+function startInBackground(input: BashInput, ctx: ToolContext, opts: BashToolOptions): ToolOutput {
+  if (!ctx.run) {
+    return {
+      content: 'run_in_background is not available here: no run owns this call (it was re-run on resume).',
+      isError: true,
+    };
+  }
+  const shell = BackgroundShells.of(ctx.run).start(ctx.toolUseId, input.command, {
+    cwd: ctx.cwd,
+    env: childEnv(process.env, opts.passEnv),
+    killGraceMs: opts.killGraceMs,
+  });
+  return {
+    content:
+      `Command running in background with ID: ${shell.id}. Read its new output with BashOutput ` +
+      `(bash_id "${shell.id}"), stop it with KillShell (shell_id "${shell.id}"); it is killed when this run ends.`,
   };
 }

@@ -6,6 +6,7 @@ import type { CanUseTool, PermissionResult } from '../types.ts';
 import { analyseBash, type BashAnalysis } from './bashCommand.ts';
 import { modeDecision, type PermissionMode } from './modes.ts';
 import { allowMatch, denyMatches, namesProtected, parseRules, type RuleSubject } from './rules.ts';
+import { fetchHost } from './webFetchDomains.ts';
 
 export interface PermissionPolicyOptions {
   mode: PermissionMode;
@@ -71,6 +72,9 @@ export function createPermissionPolicy(opts: PermissionPolicyOptions): CanUseToo
     let resolved: ResolvedPath | undefined;
     if (tool === 'Bash') {
       subject.command = field(req.input, 'command');
+    } else if (tool === 'WebFetch') {
+      // Domain rules see the host; a url that does not parse has none, and no allow rule matches it.
+      subject.host = fetchHost(req.input) ?? '';
     } else {
       const given = pathOf(tool, req.input);
       if (given !== undefined) {
@@ -144,7 +148,12 @@ export function createPermissionPolicy(opts: PermissionPolicyOptions): CanUseToo
     const decided = modeDecision(opts.mode, req.tool);
     if (decided.behavior !== 'ask') return decided;
     // The person asked needs to see what would run or change, not only which tool.
-    const what = subject.command === undefined ? resolved?.relative : short(subject.command);
+    const what =
+      subject.command !== undefined
+        ? short(subject.command)
+        : subject.host !== undefined
+          ? short(field(req.input, 'url') ?? subject.host)
+          : resolved?.relative;
     return { ...decided, message: what === undefined ? decided.message : `Allow ${tool}: ${what}?` };
   };
 }

@@ -4,6 +4,7 @@ import picomatch from 'picomatch';
 import type { ResolvedPath } from '../paths.ts';
 import { analyseBash, type BashAnalysis } from './bashCommand.ts';
 import { ruleWords, viewMatches } from './bashMatch.ts';
+import { domainMatches, parseDomainSpec } from './webFetchDomains.ts';
 
 export class PermissionRuleError extends Error {
   readonly code = 'INVALID_PERMISSION_RULE';
@@ -24,6 +25,8 @@ export class PermissionRuleError extends Error {
  */
 export type PermissionRule =
   | { raw: string; tool: string; kind: 'tool' }
+  /** `WebFetch(domain:example.com)` (webFetchDomains.ts). */
+  | { raw: string; tool: string; kind: 'domain'; domain: string }
   | { raw: string; tool: string; kind: 'exact' | 'prefix'; command: string; words: string[] }
   | {
       raw: string;
@@ -53,6 +56,11 @@ export function parseRule(raw: string): PermissionRule {
     if (typeof words === 'string') throw new PermissionRuleError(raw, words);
     return { raw, tool, kind: prefix ? 'prefix' : 'exact', command: words.join(' '), words };
   }
+  if (tool === 'WebFetch' && spec.startsWith('domain:')) {
+    const d = parseDomainSpec(spec);
+    if (typeof d === 'string') throw new PermissionRuleError(raw, d);
+    return { raw, tool, kind: 'domain', domain: d.domain };
+  }
   const expanded = spec.startsWith('~/') ? path.join(os.homedir(), spec.slice(2)) : spec;
   const absolute = path.isAbsolute(expanded);
   // dot: rules about `**` should cover dotfiles too; `..` segments are never matched by `**`.
@@ -71,6 +79,8 @@ export interface RuleSubject {
   path?: ResolvedPath;
   /** The command's analysis, made once per call (bashSubject). */
   bash?: BashAnalysis;
+  /** The host a WebFetch call reaches. */
+  host?: string;
 }
 
 function bashOf(s: RuleSubject): BashAnalysis | undefined {
@@ -91,6 +101,7 @@ function lexicalRelative(p: ResolvedPath, cwd: string): string {
 export function denyMatches(rule: PermissionRule, s: RuleSubject, cwd: string): boolean {
   if (rule.tool !== s.tool) return false;
   if (rule.kind === 'tool') return true;
+  if (rule.kind === 'domain') return s.host !== undefined && domainMatches(rule.domain, s.host, true);
   if (rule.kind === 'path') {
     if (!s.path) return false;
     if (rule.absolute) return rule.matches(s.path.real) || rule.matches(s.path.absolute);
@@ -111,6 +122,11 @@ export function allowMatch(rules: readonly PermissionRule[], s: RuleSubject): Pe
   const mine = rules.filter((r) => r.tool === s.tool);
   const whole = mine.find((r) => r.kind === 'tool');
   if (whole) return [whole];
+  if (s.host !== undefined) {
+    const host = s.host;
+    const hit = mine.find((r) => r.kind === 'domain' && domainMatches(r.domain, host, false));
+    return hit ? [hit] : undefined;
+  }
   if (s.path) {
     const p = s.path;
     const hit = mine.find((r) => r.kind === 'path' && r.matches(r.absolute ? p.real : p.relative));
