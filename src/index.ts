@@ -2,6 +2,7 @@
 export * from './agents/index.ts';
 export * from './import/index.ts';
 export * from './machines/index.ts';
+export * from './mcp/index.ts';
 export * from './model/index.ts';
 export * from './replay/index.ts';
 export * from './runtime/index.ts';

@@ -43,7 +43,14 @@ export function withRunFlags(cmd: Command): Command {
       collect,
       [],
     )
-    .option('--subagent-max-turns <n>', "tool rounds of each sub-agent's run (default: --max-turns)");
+    .option('--subagent-max-turns <n>', "tool rounds of each sub-agent's run (default: --max-turns)")
+    .option(
+      '--mcp-config <file-or-json>',
+      'MCP servers ({ "mcpServers": { … } }, as .mcp.json) from a file or a JSON string; approved by being given (repeatable)',
+      collect,
+      [],
+    )
+    .option('--strict-mcp-config', "only the --mcp-config servers: the project's .mcp.json is not read");
 }
 
 /** `--on-ask`: what an `ask` nobody can answer becomes. */

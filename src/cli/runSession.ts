@@ -37,6 +37,7 @@ import {
   writeText,
 } from './io.ts';
 import { liveOutput } from './liveOutput.ts';
+import { mcpServersFor } from './mcpFlags.ts';
 import { parseOnAsk } from './runFlags.ts';
 import { subAgentsFor } from './subAgents.ts';
 import { terminalAsk } from './terminalAsk.ts';
@@ -95,6 +96,8 @@ export async function prepareRun(
   const quiet = opts.json === true;
   // Agent files too: a bad one stops the run before the store is touched.
   const subAgents = rest.subAgents ?? (await runSubAgents({ ...opts, cwd }));
+  // MCP servers: a bad --mcp-config is exit 2 here; a project server nobody approved is a warning.
+  const mcpServers = await mcpServersFor(opts, cwd);
   const canUseTool = permissionPolicy(mode, opts, cwd);
   prepared.options = {
     cwd,
@@ -107,6 +110,7 @@ export async function prepareRun(
       webFetch: { redirectAllowed: fetchRedirectPolicy(opts.allow, opts.deny, cwd) },
     }),
     canUseTool,
+    ...(mcpServers ? { mcpServers } : {}),
     // One prompt at a time: parallel sub-agents share this askUser (src/cli/terminalAsk.ts).
     askUser: !quiet && process.stdin.isTTY ? terminalAsk() : undefined,
     unattendedAsk: parseOnAsk(opts.onAsk),
@@ -176,6 +180,8 @@ export async function runPrepared(
   } finally {
     for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
     live.end();
+    // Its MCP servers end with the command (stdio processes, HTTP sessions).
+    await session.close();
   }
   const { sessionId, runId, status, reason, turns, usage } = result;
   if (quiet) {

@@ -10,6 +10,8 @@
  * values: records are redacted before they are written. See docs/security.md.
  */
 
+import { withGitGuard } from './gitGuard.ts';
+
 /** The credentials reloop itself uses (the Anthropic client reads them). */
 export const SECRET_ENV_NAMES: readonly string[] = [
   'ANTHROPIC_API_KEY',
@@ -27,7 +29,10 @@ export function isSecretEnvName(name: string): boolean {
   return SECRET_ENV_NAMES.includes(name) || SECRET_ENV_PATTERN.test(name);
 }
 
-/** `env` without its secret variables, except those named in `pass`. */
+/**
+ * The environment a child process gets: `env` without its secret variables (except those named in
+ * `pass`), and with git told not to use a repository planted in the tree (gitGuard.ts).
+ */
 export function childEnv(
   env: NodeJS.ProcessEnv = process.env,
   pass: readonly string[] = [],
@@ -36,7 +41,7 @@ export function childEnv(
   for (const [k, v] of Object.entries(env)) {
     if (v !== undefined && (!isSecretEnvName(k) || pass.includes(k))) out[k] = v;
   }
-  return out;
+  return withGitGuard(out);
 }
 
 /** The secret values present in `env`, by variable name. */

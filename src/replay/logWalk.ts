@@ -1,5 +1,6 @@
 import { TASK_TOOL_NAME } from '../agents/definition.ts';
 import { INTERRUPTED_RUN_REASON } from '../machines/reasons.ts';
+import { mcpToolName } from '../mcp/tools.ts';
 import { type Message, toolUsesOf } from '../model/messages.ts';
 import { type InterruptedRunPlan, planInterruptedRun } from '../runtime/recovery.ts';
 import { LogReferenceError } from '../store/errors.ts';
@@ -131,6 +132,7 @@ export class LogWalk {
     const problem =
       this.envelope(r, this.seq, this.session, open) ??
       (r.type === 'tool.finished' ? toolResultProblem(r) : null) ??
+      (r.type === 'tool.started' ? mcpReadOnlyProblem(r, state) : null) ??
       (r.type === 'run.started' ? this.runStart(r, state, owed) : null) ??
       (r.type === 'run.ended' ? this.runEnd(r, state) : null) ??
       (repairing && !this.sawTransition ? this.repair(r, repairing) : null);
@@ -383,4 +385,26 @@ function toolResultProblem(r: RecordOf<'tool.finished'>): Mismatch | null {
         actual: r.data.result.isError,
         detail: `an ${r.data.outcome} result whose isError says otherwise`,
       };
+}
+
+/**
+ * An MCP tool is read-only exactly when its server's tool list says so (`readOnlyHint`): what
+ * resume re-runs and what the policy asks less about follow from it.
+ */
+function mcpReadOnlyProblem(r: RecordOf<'tool.started'>, state: SessionState): Mismatch | null {
+  if (!r.data.name.startsWith('mcp__')) return null;
+  for (const server of state.mcpServers.values()) {
+    if (server.status !== 'connected') continue;
+    const info = server.tools.find((t) => mcpToolName(server.server, t.name) === r.data.name);
+    if (!info) continue;
+    const readOnly = info.annotations?.readOnlyHint === true;
+    if (readOnly === r.data.readOnly) return null;
+    return {
+      seq: r.seq,
+      expected: readOnly,
+      actual: r.data.readOnly,
+      detail: `tool.started readOnly of ${r.data.name} is not what MCP server ${server.server}'s tool list says (seq ${server.toolsSeq})`,
+    };
+  }
+  return null;
 }

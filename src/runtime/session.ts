@@ -5,6 +5,7 @@ import { AppendOnlyList } from '../lib/appendOnlyList.ts';
 import type { EffectHandlers } from '../machines/effects.ts';
 import { type QueryLoopMachine, queryLoopMachine, withEffects } from '../machines/queryLoop.machine.ts';
 import { INTERRUPTED_RUN_REASON, TERMINAL_STATUS, type TerminalReason } from '../machines/reasons.ts';
+import type { McpLimits, McpServerDescription } from '../mcp/servers.ts';
 import { hasToolUse, type Message, type ToolResultBlock, type Usage } from '../model/messages.ts';
 import type { ModelClient, ModelStreamEvent } from '../model/types.ts';
 import { fold } from '../store/evolve.ts';
@@ -44,6 +45,7 @@ import {
 import { driveMachine } from './driveMachine.ts';
 import { liveEffects } from './liveEffects.ts';
 import { type InterruptedRunPlan, planInterruptedRun } from './recovery.ts';
+import { type McpServersOption, SessionMcp } from './sessionMcp.ts';
 import { type RecordListener, SessionWriter } from './sessionWriter.ts';
 
 export interface SessionOptions {
@@ -90,6 +92,16 @@ export interface SessionOptions {
   tracerProvider?: TracerProvider;
   /** Put conversation content on the spans (gen_ai.input.messages …), redacted as the log is. Default off. */
   traceContent?: boolean;
+  /**
+   * MCP servers whose tools the model gets (`mcp__<server>__<tool>`), started at the first run
+   * and kept until `close()`: by name, a configuration as in `.mcp.json` (stdio, http, sse) or
+   * an in-process server (`{ type: 'sdk', instance }`, or the SDK's `McpServer` itself); or
+   * entries with their source and approval (what the CLI builds from `.mcp.json` and
+   * `--mcp-config`). Every server's fate and tool list is logged (`mcp.server`).
+   */
+  mcpServers?: McpServersOption;
+  /** MCP timeouts and the result cap (default: MCP_TIMEOUT, MCP_TOOL_TIMEOUT, MAX_MCP_OUTPUT_TOKENS of the environment). */
+  mcpLimits?: Partial<McpLimits>;
 }
 
 export interface RunResult {
@@ -130,6 +142,7 @@ export class Session {
   private abortLoggedFor: string | null = null;
   private readonly registry: ToolRegistry;
   private readonly clock: Clock;
+  private readonly mcp: SessionMcp;
   private readonly children: Children | null = null;
 
   private constructor(
@@ -151,6 +164,14 @@ export class Session {
       this.registry = tools;
     }
     if (opts.onRecord) writer.onRecord(opts.onRecord);
+    this.mcp = new SessionMcp({
+      option: opts.mcpServers,
+      limits: opts.mcpLimits,
+      cwd: opts.cwd ?? process.cwd(),
+      registries: this.registry === tools ? [tools] : [tools, this.registry],
+      state: () => this.writer.state,
+      rec: (run, data) => this.rec(run, 'mcp.server', data),
+    });
   }
 
   static async create(
@@ -217,6 +238,16 @@ export class Session {
     return this.controller !== null;
   }
 
+  /** The MCP servers of this session and what became of each (empty before the first run). */
+  describeMcpServers(): McpServerDescription[] {
+    return this.mcp.describe();
+  }
+
+  /** Ends what the session holds beyond a run: its MCP servers (their processes, connections). */
+  async close(): Promise<void> {
+    await this.mcp.close();
+  }
+
   /** Aborts the run in progress: recorded first, then every effect sees the signal. */
   abort(reason = 'aborted by the user'): void {
     if (!this.controller || this.controller.signal.aborted) return;
@@ -281,6 +312,8 @@ export class Session {
     if (signal.aborted && this.abortLoggedFor !== runId) {
       this.rec(runId, 'abort.requested', { reason: 'aborted before the run started' });
     }
+    // MCP servers start inside the first run (their records are its), before anything may call them.
+    await this.mcp.start(runId);
     if (resumed) await this.repairHistory(runId, resumed, signal);
     const last = this.state.messages.last();
     if (prompt !== null) {

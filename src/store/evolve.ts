@@ -1,9 +1,10 @@
 import { AppendOnlyList } from '../lib/appendOnlyList.ts';
 import { todosOf } from '../lib/todos.ts';
 import { addUsage, textOf, ZERO_USAGE } from '../model/messages.ts';
-import type { LogRecord } from './records.ts';
+import { LogReferenceError } from './errors.ts';
+import type { LogRecord, RecordOf } from './records.ts';
 import { appendedMessage, compactedHistoryOf, startedInput } from './refs.ts';
-import { EMPTY_MAP, type RunSummary, type SessionState } from './sessionState.ts';
+import { EMPTY_MAP, type McpServerState, type RunSummary, type SessionState } from './sessionState.ts';
 import { turnAfter } from './turns.ts';
 
 /**
@@ -35,6 +36,7 @@ function copyState(s: SessionState, lastSeq: number, lastAt: number): SessionSta
     compactions: s.compactions,
     transitions: s.transitions,
     approvals: s.approvals,
+    mcpServers: s.mcpServers,
     todos: s.todos,
   };
 }
@@ -220,6 +222,9 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
         s.currentRun = run;
       }
       return s;
+    case 'mcp.server':
+      s.mcpServers = withEntry(s.mcpServers, record.data.server, mcpServerAfter(state, record));
+      return s;
     case 'permission.decided':
       if (record.data.resolved === 'deny') {
         s.denials = s.denials.append({
@@ -273,6 +278,45 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
       const never: never = record;
       throw new Error(`evolve: unhandled record ${JSON.stringify(never)}`);
     }
+  }
+}
+
+/** A server's state after one of its `mcp.server` records; a `toolsFrom` that does not resolve throws. */
+function mcpServerAfter(state: SessionState, record: RecordOf<'mcp.server'>): McpServerState {
+  const d = record.data;
+  const known = state.mcpServers.get(d.server);
+  const base = {
+    server: d.server,
+    seq: record.seq,
+    serverInfo: known?.serverInfo ?? null,
+    tools: known?.tools ?? [],
+    toolsSeq: known?.toolsSeq ?? null,
+    message: undefined as string | undefined,
+  };
+  switch (d.event) {
+    case 'connected': {
+      if (d.tools)
+        return {
+          ...base,
+          status: 'connected',
+          serverInfo: d.serverInfo,
+          tools: d.tools,
+          toolsSeq: record.seq,
+        };
+      if (!known || known.toolsSeq !== d.toolsFrom) {
+        throw new LogReferenceError(
+          record.session,
+          record.seq,
+          `mcp.server toolsFrom ${d.toolsFrom} is not the record holding server ${JSON.stringify(d.server)}'s tool list` +
+            (known?.toolsSeq ? ` (that is seq ${known.toolsSeq})` : ' (no earlier list)'),
+        );
+      }
+      return { ...base, status: 'connected', serverInfo: d.serverInfo };
+    }
+    case 'failed':
+    case 'skipped':
+    case 'closed':
+      return { ...base, status: d.event, message: d.message };
   }
 }
 

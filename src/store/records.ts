@@ -15,6 +15,8 @@ import { ModelFailureSchema, ModelResponseSchema } from '../model/types.ts';
  *   2 — sub-agents: `child.started` / `child.finished` records (the `Task` tool's child sessions).
  *   2 — durable approvals: `approval.requested` / `approval.decided` records, run status `paused`.
  *   2 — a sub-agent parked on approvals parks its parent: `approval.requested.child`.
+ *   2 — MCP servers: `mcp.server` records (connected with its tool list, or `toolsFrom` the
+ *       earlier record of that server with the same list; failed; skipped; closed).
  */
 export const CURRENT_SCHEMA_VERSION = 2;
 export const SUPPORTED_SCHEMA_VERSIONS: readonly number[] = [1, 2];
@@ -105,6 +107,26 @@ export const ImportedFromSchema = z.object({
   }),
 });
 export type ImportedFrom = z.infer<typeof ImportedFromSchema>;
+
+/** One tool as an MCP server listed it (tools/list), kept so the log says what the model was offered. */
+const McpToolFactSchema = z.object({
+  name: z.string(),
+  description: z.string().optional(),
+  inputSchema: z.record(z.string(), z.unknown()),
+  annotations: z
+    .object({
+      title: z.string().optional(),
+      readOnlyHint: z.boolean().optional(),
+      destructiveHint: z.boolean().optional(),
+      idempotentHint: z.boolean().optional(),
+      openWorldHint: z.boolean().optional(),
+    })
+    .optional(),
+});
+export type McpToolFact = z.infer<typeof McpToolFactSchema>;
+
+const McpTransportSchema = z.enum(['stdio', 'http', 'sse', 'sdk']);
+const McpSourceSchema = z.enum(['project', 'flag', 'library', 'sdk']);
 
 export const RecordDataSchemas = {
   'session.created': z.object({
@@ -257,6 +279,43 @@ export const RecordDataSchemas = {
     by: z.string(),
     message: z.string().optional(),
   }),
+  /**
+   * What became of an MCP server of the session (src/mcp): connected (its version and its tools:
+   * the list itself, or `toolsFrom` the seq of this server's earlier `connected` record whose list
+   * is the same), failed to start, skipped (a project server nobody approved), or closed (it went
+   * away while the session used it).
+   */
+  'mcp.server': z.discriminatedUnion('event', [
+    z
+      .object({
+        event: z.literal('connected'),
+        server: z.string(),
+        transport: McpTransportSchema,
+        source: McpSourceSchema,
+        serverInfo: z.object({ name: z.string(), version: z.string() }).nullable(),
+        tools: z.array(McpToolFactSchema).optional(),
+        toolsFrom: Seq.optional(),
+        durationMs: z.number().nonnegative(),
+      })
+      .refine((d) => (d.tools === undefined) !== (d.toolsFrom === undefined), {
+        message: 'needs exactly one of tools or toolsFrom',
+      }),
+    z.object({
+      event: z.literal('failed'),
+      server: z.string(),
+      transport: McpTransportSchema,
+      source: McpSourceSchema,
+      message: z.string(),
+      durationMs: z.number().nonnegative(),
+    }),
+    z.object({
+      event: z.literal('skipped'),
+      server: z.string(),
+      source: McpSourceSchema,
+      message: z.string(),
+    }),
+    z.object({ event: z.literal('closed'), server: z.string(), message: z.string() }),
+  ]),
   /** An effect of the runtime failed unexpectedly (not a model error, not an abort): the fact replay needs for runtime_error. */
   'actor.failed': z.object({ actor: z.string(), message: z.string() }),
   transition: z.object({ from: z.string(), to: z.string(), trigger: z.string(), reason: z.string() }),
@@ -318,6 +377,7 @@ export const LogRecordSchema = z.discriminatedUnion('type', [
   recordSchema('abort.requested'),
   recordSchema('approval.requested'),
   recordSchema('approval.decided'),
+  recordSchema('mcp.server'),
   recordSchema('actor.failed'),
   recordSchema('transition'),
   recordSchema('import.unmapped'),

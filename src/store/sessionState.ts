@@ -2,7 +2,7 @@ import { AppendOnlyList } from '../lib/appendOnlyList.ts';
 import type { TodoItem } from '../lib/todos.ts';
 import type { ContentBlock, Message, Usage } from '../model/messages.ts';
 import { ZERO_USAGE } from '../model/messages.ts';
-import type { RunConfig, RunStatus } from './records.ts';
+import type { McpToolFact, RunConfig, RunStatus } from './records.ts';
 
 export interface RunSummary {
   id: string;
@@ -69,6 +69,18 @@ export interface UnappendedResult {
   isError: boolean;
 }
 
+/** An MCP server of the session: its last event, and the tool list of its last connection. */
+export interface McpServerState {
+  server: string;
+  status: 'connected' | 'failed' | 'skipped' | 'closed';
+  seq: number;
+  serverInfo: { name: string; version: string } | null;
+  /** The tools it listed when it last connected, and the seq of the record that holds the list. */
+  tools: readonly McpToolFact[];
+  toolsSeq: number | null;
+  message: string | undefined;
+}
+
 /** Everything the log says about a session, as of `lastSeq`. Built only by `evolve`. */
 export interface SessionState {
   id: string | null;
@@ -101,6 +113,8 @@ export interface SessionState {
   transitions: number;
   /** Approval requests by toolUseId, answered or not. */
   approvals: ReadonlyMap<string, ApprovalEntry>;
+  /** MCP servers by name, as their latest `mcp.server` record left them. */
+  mcpServers: ReadonlyMap<string, McpServerState>;
   /** The todo list as the last successful `TodoWrite` call left it, with that call's seq. */
   todos: { seq: number; items: readonly TodoItem[] } | null;
 }
@@ -131,6 +145,7 @@ export function emptySessionState(): SessionState {
     compactions: 0,
     transitions: 0,
     approvals: EMPTY_MAP,
+    mcpServers: EMPTY_MAP,
     todos: null,
   };
 }

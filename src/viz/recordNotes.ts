@@ -1,4 +1,5 @@
 import { type Message, textOf } from '../model/messages.ts';
+import { mcpServerText } from '../store/mcpText.ts';
 import type { LogRecord } from '../store/records.ts';
 import { appendedSource, compactedLength } from '../store/refs.ts';
 
@@ -90,6 +91,8 @@ export function recordNote(r: LogRecord, appended?: readonly Message[]): string 
       return clip(`approval asked for ${r.data.tool} ${json(r.data.input)}`);
     case 'approval.decided':
       return clip(`${r.data.decision} by ${r.data.by}${r.data.message ? ` (${r.data.message})` : ''}`);
+    case 'mcp.server':
+      return clip(mcpServerText(r), 200);
     case 'actor.failed':
       return clip(`${r.data.actor} failed: ${r.data.message}`);
     case 'transition':

@@ -4,12 +4,14 @@ import { loadAgents } from '../agents/index.ts';
 import { createCommandStopHook } from '../hooks/commandHooks.ts';
 import { loadHookSettings } from '../hooks/settings.ts';
 import type { StopHook } from '../hooks/types.ts';
+import { resolveMcpServers } from '../mcp/resolve.ts';
 import { AnthropicModelClient } from '../model/anthropic.ts';
 import { costOf } from '../model/pricing.ts';
 import { parseScript } from '../model/script.ts';
 import { ScriptedModelClient } from '../model/scripted.ts';
 import type { RunSettings } from '../runtime/config.ts';
 import type { SessionOptions } from '../runtime/session.ts';
+import { loadSettings } from '../settings/index.ts';
 import type { EventStore } from '../store/types.ts';
 import { builtinTools } from '../tools/builtin/index.ts';
 import { createPermissionPolicy, PermissionModeSchema } from '../tools/permissions/index.ts';
@@ -42,6 +44,9 @@ export const RunSpecSchema = z.strictObject({
   /** More sub-agent definitions for `Task` (absolute `--agents-dir`s; the cwd's .claude/agents always count). */
   agentsDir: z.array(z.string()).default([]),
   subagentMaxTurns: z.number().int().positive().optional(),
+  /** `--mcp-config` values as JSON text (read by the submitter), and `--strict-mcp-config`. */
+  mcpConfig: z.array(z.string()).optional(),
+  strictMcpConfig: z.boolean().optional(),
 });
 export type RunSpec = z.infer<typeof RunSpecSchema>;
 
@@ -100,6 +105,15 @@ export async function sessionOptionsFor(
     bash: { passEnv },
     webFetch: { redirectAllowed: fetchRedirectPolicy(spec.allow, spec.deny, cwd) },
   });
+  // MCP servers as `reloop run` resolves them: the project's (approved in --settings) and the flags'.
+  const mcp = await resolveMcpServers({
+    cwd,
+    flags: spec.mcpConfig,
+    strict: spec.strictMcpConfig,
+    layers: (await loadSettings({ cwd, ...(spec.settings ? { flagSettings: spec.settings } : {}) })).layers,
+    env: process.env,
+  });
+  for (const w of mcp.warnings) deps.warn?.(w);
   // `Task`, as `reloop run` offers it: a sub-agent runs in the worker that runs its parent.
   const agents = await loadAgents({ cwd, dirs: spec.agentsDir });
   agents.checkTools(tools.map((t) => t.name));
@@ -119,6 +133,7 @@ export async function sessionOptionsFor(
       cwd,
     }),
     unattendedAsk: spec.onAsk,
+    ...(mcp.entries.length > 0 ? { mcpServers: mcp.entries } : {}),
     toolHooks,
     stopHooks,
     settings,

@@ -139,9 +139,10 @@ export async function runWorker(opts: WorkerOptions): Promise<{ runs: number }> 
       options.traceContent = opts.traceContent;
     }
     const session = await Session.open(job.session, options);
-    const result = await session.submit(job.prompt !== null && !delivered ? job.prompt : null, {
-      signal: h.controller.signal,
-    });
+    const result = await session
+      .submit(job.prompt !== null && !delivered ? job.prompt : null, { signal: h.controller.signal })
+      // Its MCP servers end with the run.
+      .finally(() => session.close());
     if (h.lost) return;
     emit({ type: 'finished', session: job.session, status: result.status, reason: result.reason });
     const stopped = opts.stop?.aborted && result.status === 'aborted';

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { withGitGuard } from '../../src/lib/gitGuard.ts';
 import { childEnv, isSecretEnvName, liveSecrets, Redactor } from '../../src/lib/secrets.ts';
 
 const KEY = 'sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789';
@@ -28,8 +29,10 @@ describe('which variables are secrets', () => {
 
   it('childEnv drops them unless passed on purpose', () => {
     const env = { PATH: '/bin', ANTHROPIC_API_KEY: KEY, GITHUB_TOKEN: 'ghp_0123456789' };
-    expect(childEnv(env)).toEqual({ PATH: '/bin' });
-    expect(childEnv(env, ['GITHUB_TOKEN'])).toEqual({ PATH: '/bin', GITHUB_TOKEN: 'ghp_0123456789' });
+    expect(childEnv(env)).toEqual(withGitGuard({ PATH: '/bin' }));
+    expect(childEnv(env, ['GITHUB_TOKEN'])).toEqual(
+      withGitGuard({ PATH: '/bin', GITHUB_TOKEN: 'ghp_0123456789' }),
+    );
   });
 
   it('liveSecrets skips values too short to redact safely', () => {

@@ -51,6 +51,10 @@ const FACTS_NOTHING_DERIVES_FROM = [
   /^abort\.requested data\.reason$/,
   // a v1 compaction's max_tokens is not recorded anywhere else
   /^model\.requested data\.maxTokens$/,
+  // what an MCP server said about itself and its tools (what the model was offered): only
+  // readOnlyHint is derived from (tool.started readOnly), and a toolsFrom must resolve
+  /^mcp\.server data\.(server|transport|source|serverInfo\.(name|version))$/,
+  /^mcp\.server data\.tools\.\[\]\.(name|description|inputSchema\..+|annotations\.title)$/,
 ];
 
 type Path = (string | number)[];
@@ -151,6 +155,7 @@ describe('every single-record edit of a log is caught at or after that record', 
     'auto and reactive compaction',
     'denials, a tool error, refusal',
     'resume after a crash mid-batch, then max turns',
+    'MCP tools, a second process referring to the tool list',
   ];
 
   it.each(names)('%s: the log verifies untouched, and every record is sealed', async (name) => {

@@ -37,6 +37,8 @@ export interface ScriptedRun {
   records: LoggedRecord[];
   /** The result of call `t<batch>_<index>`. */
   result(id: string): ToolResult;
+  /** What the permission policy logged for call `id` (`permission.decided`'s data), as JSON text. */
+  decision(id: string): string;
   results(): Map<string, ToolResult>;
   status: string;
 }
@@ -134,6 +136,12 @@ async function readSession(cli: CliResult, store: string, sessionId: string, sta
     records,
     status,
     results: () => results,
+    decision(id: string) {
+      const rec = records.find(
+        (r) => r.type === 'permission.decided' && (r.data as { toolUseId?: string }).toolUseId === id,
+      );
+      return JSON.stringify(rec?.data ?? null);
+    },
     result(id: string) {
       const r = results.get(id);
       if (!r) throw new Error(`no result for ${id}; have ${[...results.keys()].join(', ')}\n${cli.stderr}`);

@@ -23,6 +23,8 @@ export interface RunOptions extends GlobalOptions {
   onAsk?: string;
   otel?: boolean;
   otelContent?: boolean;
+  mcpConfig?: string[];
+  strictMcpConfig?: boolean;
 }
 
 export function registerRun(program: Command): void {

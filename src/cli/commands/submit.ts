@@ -65,6 +65,10 @@ export function registerSubmit(program: Command): void {
   });
 }
 
+async function mcpConfigTexts(values: readonly string[]): Promise<string[]> {
+  return Promise.all(values.map((v) => (v.trim().startsWith('{') ? v : readFile(path.resolve(v), 'utf8'))));
+}
+
 /**
  * The run's flags as a spec a worker anywhere can run: absolute paths, the script's content.
  * Everything is checked first exactly as `reloop run` checks it (flags, `--cwd`, the script, the
@@ -101,6 +105,9 @@ async function specOf(opts: RunOptions): Promise<unknown> {
     deny: opts.deny,
     stopHook: opts.stopHook,
     passEnv: opts.passEnv ?? [],
+    // The MCP configurations as text (a worker may be on another machine), files read here.
+    ...(opts.mcpConfig?.length ? { mcpConfig: await mcpConfigTexts(opts.mcpConfig) } : {}),
+    ...(opts.strictMcpConfig ? { strictMcpConfig: true } : {}),
     onAsk: parseOnAsk(opts.onAsk),
     ...(opts.settings ? { settings: path.resolve(opts.settings) } : {}),
   };

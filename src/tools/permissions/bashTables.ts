@@ -17,16 +17,23 @@ export interface WrapperSpec {
   numericOption?: boolean;
   /** With one of these the wrapper runs nothing (`command -v rm` only prints a path). */
   noRun?: readonly string[];
+  /**
+   * Options that take variables out of the command's environment (`env -i`, `env -u NAME`,
+   * `exec -c`): like an assignment, they are never vouched for. Children get variables that keep
+   * git from using a planted repository (src/lib/gitGuard.ts); these would remove them.
+   */
+  clearsEnv?: readonly string[];
 }
 
 export const WRAPPERS: Record<string, WrapperSpec> = {
   command: { flags: ['-p'], withArg: [], noRun: ['-v', '-V'] },
   builtin: { flags: [], withArg: [] },
-  exec: { flags: ['-c', '-l'], withArg: ['-a'] },
+  exec: { flags: ['-c', '-l'], withArg: ['-a'], clearsEnv: ['-c'] },
   env: {
     flags: ['-i', '-0', '--ignore-environment', '--null', '-'],
     withArg: ['-u', '--unset', '-C', '--chdir'],
     assignments: true,
+    clearsEnv: ['-i', '-', '--ignore-environment', '-u', '--unset'],
   },
   nice: { flags: [], withArg: ['-n', '--adjustment'], numericOption: true },
   nohup: { flags: [], withArg: [] },

@@ -21,6 +21,8 @@ export function wrapped(view: CommandView, spec: WrapperSpec): CommandView | und
       break;
     }
     if (spec.noRun?.includes(word)) return undefined;
+    const clears = clearedBy(word, spec);
+    if (clears) return `${name} ${clears} changes the environment of the command it runs`;
     if (spec.numericOption && /^-\d+$/.test(word)) continue;
     if (spec.flags.includes(word)) continue;
     if (word.startsWith('--')) {
@@ -46,6 +48,25 @@ export function wrapped(view: CommandView, spec: WrapperSpec): CommandView | und
     break;
   }
   return { words: w.slice(i), glob: view.glob.slice(i) };
+}
+
+/** The environment-clearing option `word` is or starts with (`-iu`, `--unset=X`), if any. */
+function clearedBy(word: string, spec: WrapperSpec): string | undefined {
+  const clears = spec.clearsEnv;
+  if (!clears) return undefined;
+  if (clears.includes(word)) return word;
+  if (word.startsWith('--')) {
+    const opt = word.split('=')[0] as string;
+    return clears.includes(opt) ? word : undefined;
+  }
+  if (!word.startsWith('-')) return undefined;
+  // In a cluster, the letters up to the first one that takes a value (`-C/dir` is one option).
+  for (let k = 1; k < word.length; k++) {
+    const opt = `-${word[k]}`;
+    if (clears.includes(opt)) return word;
+    if (spec.withArg.includes(opt)) break;
+  }
+  return undefined;
 }
 
 /** `-rn5` style clusters: 'ok', 'takes-next' (the last option's argument is the next word), 'bad'. */

@@ -1,7 +1,7 @@
 import { printable } from '../../lib/printable.ts';
 import { checkGlobPattern } from '../globPatterns.ts';
 import { type ResolvedPath, resolveInCwd, rootRealPath } from '../paths.ts';
-import { protectedName } from '../protectedPaths.ts';
+import { projectHooksDir, protectedWrite, WrittenPaths } from '../protectedPaths.ts';
 import type { CanUseTool, PermissionResult } from '../types.ts';
 import { analyseBash, type BashAnalysis } from './bashCommand.ts';
 import { modeDecision, type PermissionMode } from './modes.ts';
@@ -62,8 +62,13 @@ export function createPermissionPolicy(opts: PermissionPolicyOptions): CanUseToo
   const deny = parseRules(opts.deny ?? []);
   const bashDenyRules = deny.some((r) => r.tool === 'Bash' && r.kind !== 'tool');
   let protect: Promise<string[]> | undefined;
+  const written = new WrittenPaths();
   const protectedReal = () => {
-    protect ??= Promise.all((opts.protect ?? []).map((d) => rootRealPath(d).catch(() => d)));
+    // The store, and a hooks directory of the tree set by core.hooksPath (protectedPaths.ts).
+    protect ??= Promise.all([
+      ...(opts.protect ?? []).map((d) => rootRealPath(d).catch(() => d)),
+      projectHooksDir(opts.cwd),
+    ]).then((dirs) => dirs.filter((d): d is string => d !== undefined));
     return protect;
   };
   return async (req): Promise<PermissionResult> => {
@@ -121,13 +126,21 @@ export function createPermissionPolicy(opts: PermissionPolicyOptions): CanUseToo
         };
       }
     }
-    // A change under .git, .claude, .npmrc…: only a rule that names it allows it (protectedPaths.ts).
-    const guarded =
-      !req.tool.isReadOnly && resolved?.inside
-        ? protectedName(resolved.relative, resolved.real, await protectedReal())
-        : undefined;
+    // A change under .git, .claude, .npmrc…, or one that would make a folder a git repository:
+    // only a rule that names it allows it (protectedPaths.ts).
+    const changes = !req.tool.isReadOnly && resolved?.inside ? resolved : undefined;
+    if (changes) written.add(changes.relative);
+    const guarded = changes
+      ? await protectedWrite(
+          await rootRealPath(opts.cwd),
+          changes.relative,
+          changes.real,
+          await protectedReal(),
+          written,
+        )
+      : undefined;
     let allowed = planBlocks ? undefined : allowMatch(allow, subject);
-    if (allowed && guarded && !allowed.every((r) => namesProtected(r, guarded))) allowed = undefined;
+    if (allowed && guarded && !allowed.every((r) => namesProtected(r, guarded.name))) allowed = undefined;
     if (allowed) return { behavior: 'allow', by: allowed.map((r) => `rule:${r.raw}`).join(',') };
     if (resolved && !resolved.inside) {
       return {
@@ -139,22 +152,27 @@ export function createPermissionPolicy(opts: PermissionPolicyOptions): CanUseToo
     if (guarded && !planBlocks) {
       return {
         behavior: 'ask',
-        message:
-          `Allow ${tool}: ${resolved?.relative}? It is under ${guarded}, a protected path: what is there ` +
-          'can make git, npm, an editor or reloop run commands or change its records.',
+        message: `Allow ${tool}: ${resolved?.relative}? ${guarded.why}`,
         by: 'path:protected',
       };
     }
     const decided = modeDecision(opts.mode, req.tool);
     if (decided.behavior !== 'ask') return decided;
-    // The person asked needs to see what would run or change, not only which tool.
+    // The person asked needs to see what would run or change, not only which tool — and for a
+    // command, why no rule could vouch for it (an option that runs a program, a redirection…).
     const what =
       subject.command !== undefined
         ? short(subject.command)
         : subject.host !== undefined
           ? short(field(req.input, 'url') ?? subject.host)
           : resolved?.relative;
-    return { ...decided, message: what === undefined ? decided.message : `Allow ${tool}: ${what}?` };
+    const unvouched =
+      subject.bash && (subject.bash.unaccounted ?? subject.bash.allowViews.find((v) => v.risk)?.risk?.why);
+    const because = unvouched ? ` No rule can vouch for it: ${short(unvouched)}.` : '';
+    return {
+      ...decided,
+      message: what === undefined ? decided.message : `Allow ${tool}: ${what}?${because}`,
+    };
   };
 }
 

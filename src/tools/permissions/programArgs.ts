@@ -1,5 +1,16 @@
 import { baseName } from './bashMatch.ts';
-import { sedScriptRisk } from './sedScript.ts';
+import { type OptionTable, readArgs } from './getopt.ts';
+import {
+  ANY_AWK_OPTIONS,
+  awk,
+  type Check,
+  GAWK_OPTIONS,
+  gawk,
+  SED_OPTIONS,
+  SORT_OPTIONS,
+  sed,
+  sort,
+} from './textPrograms.ts';
 
 /**
  * Arguments that turn an allowed program into something else. An allow rule names a program
@@ -14,6 +25,12 @@ import { sedScriptRisk } from './sedScript.ts';
  * tool (`Bash(find:*)`, `Bash(sed:*)`) does not vouch for the options that make it execute or
  * write.
  *
+ * Options are read as the program reads them. sed, awk and sort have complete option tables
+ * (textPrograms.ts, read by getopt.ts: values consumed, abbreviations resolved, unknown options
+ * asked). For the others a risky long option is matched by any prefix of its name (getopt takes
+ * `--rs` for `--rsh-command` when nothing else starts so), every letter of a short cluster counts,
+ * and a `--` ends the options only where it cannot be an option's value (`dashDashEnd`).
+ *
  * The table is a guard for the programs people allow, not a complete list: a prefix rule for a
  * program not listed here vouches for all its arguments (docs/security.md).
  */
@@ -26,17 +43,30 @@ export interface ArgumentRisk {
 
 interface ProgramSpec {
   /** Returns why the arguments are risky, or undefined. `words[0]` is the program. */
-  check(words: readonly string[]): string | undefined;
+  check: Check;
   trustsBareRule: boolean;
+  /** Its complete option table (textPrograms.ts): options end where getopt says. */
+  options?: OptionTable;
+  /** Whether a `--` can end its options at all (find's expressions and tar's old style are not getopt). */
+  noDashDash?: (words: readonly string[]) => boolean;
 }
 
-/** Whether `word` is a (possibly abbreviated, `=value`-suffixed) spelling of one of `names`. */
-function longOption(word: string, names: readonly string[], minChars = 4): string | undefined {
+/**
+ * Whether `word` is a long option getopt_long (or git's parse-options) could read as one of
+ * `names`: the name itself, or any prefix of it — a prefix of one name is that option, a prefix of
+ * several is refused by the program. `safe` lists real options that are themselves a prefix of a
+ * risky name (tar's `--checkpoint`), which getopt takes exactly.
+ */
+function longOption(
+  word: string,
+  names: readonly string[],
+  safe: readonly string[] = [],
+): string | undefined {
   if (!word.startsWith('--') || word === '--') return undefined;
   const eq = word.indexOf('=');
   const opt = eq < 0 ? word : word.slice(0, eq);
-  // getopt_long and git's parse-options accept any unambiguous prefix: `--to-c` is `--to-command`.
-  return names.find((n) => n === opt || (opt.length >= minChars && n.startsWith(opt)));
+  if (safe.includes(opt)) return undefined;
+  return names.find((n) => n.startsWith(opt));
 }
 
 /** A short-option cluster (`-xvf`, `-Ocmd`) containing one of `letters`; undefined if none. */
@@ -46,10 +76,24 @@ function shortHas(word: string, letters: string): string | undefined {
   return undefined;
 }
 
-/** The words before a bare `--` (after it, arguments are operands, not options). */
+/**
+ * Index of the first `--` that surely ends the options (words.length if none). A `--` right
+ * after an option word may be that option's value (`git grep -e -- --open-files-in-pager=cmd`,
+ * `sort -T -- -o f`): without the program's full option table it ends nothing, and the words
+ * after it are checked too. After an operand, a value or `--name=value` it is the end.
+ */
+function dashDashEnd(words: readonly string[]): number {
+  for (let k = words.indexOf('--', 1); k > 0; k = words.indexOf('--', k + 1)) {
+    const prev = words[k - 1] as string;
+    if (k === 1 || prev === '-' || !prev.startsWith('-') || (prev.startsWith('--') && prev.includes('=')))
+      return k;
+  }
+  return words.length;
+}
+
+/** The words before a `--` that surely ends the options (after it, arguments are operands). */
 function optionWords(words: readonly string[]): readonly string[] {
-  const end = words.indexOf('--', 1);
-  return end < 0 ? words.slice(1) : words.slice(1, end);
+  return words.slice(1, dashDashEnd(words));
 }
 
 const NPM_FLAGS = new Set([
@@ -143,6 +187,16 @@ const GIT_RISKY_LONG = [
   '--extcmd',
   '--config',
   '--template',
+  // send-email runs these; instaweb and web--browse start the programs named.
+  '--to-cmd',
+  '--cc-cmd',
+  '--header-cmd',
+  '--sendmail-cmd',
+  '--smtp-server',
+  '--httpd',
+  '--browser',
+  // apply writes outside the working tree with it.
+  '--unsafe-paths',
 ];
 /** Short options that do the same, per subcommand. */
 const GIT_RISKY_SHORT: Record<string, string> = {
@@ -152,6 +206,8 @@ const GIT_RISKY_SHORT: Record<string, string> = {
   rebase: 'x',
   difftool: 'x',
   'format-patch': 'o',
+  archive: 'o',
+  instaweb: 'db',
 };
 /** Subcommands that run a command given as an argument. */
 const GIT_RUNNERS: Record<string, string> = {
@@ -185,6 +241,7 @@ function git(words: readonly string[]): string | undefined {
 
 const FIND_CHANGES = new Set(['-delete', '-fprint', '-fprint0', '-fprintf', '-fls']);
 
+/** find's primaries are matched exactly, anywhere in its expression (a value like `-name -delete` is asked too). */
 function find(words: readonly string[]): string | undefined {
   const w = words.find((x) => FIND_CHANGES.has(x));
   return w ? `find ${w} deletes or writes files` : undefined;
@@ -200,16 +257,23 @@ const TAR_RUNS = [
   '--rmt-command',
 ];
 
+/** Old-style first argument (`tar xIf cmd a.tar`): its letters take the following words as values. */
+function tarOldStyle(words: readonly string[]): boolean {
+  const first = words[1];
+  return first !== undefined && !first.startsWith('-') && /^[A-Za-z]+$/.test(first);
+}
+
 function tar(words: readonly string[]): string | undefined {
-  const opts = optionWords(words);
+  // In the old style a `--` may be the value of one of the first word's letters (`tar cbf 20 --`).
+  const opts = tarOldStyle(words) ? words.slice(1) : optionWords(words);
   for (const w of opts) {
-    const long = longOption(w, TAR_RUNS, 5);
+    // `--checkpoint` is an option of its own, not an abbreviation of --checkpoint-action.
+    const long = longOption(w, TAR_RUNS, ['--checkpoint']);
     if (long) return `tar ${w}: ${long} runs a command`;
     if (shortHas(w, 'IF')) return `tar ${w}: -I and -F run a command`;
   }
-  // Old-style first argument: `tar xIf cmd a.tar`.
   const first = opts[0];
-  if (first !== undefined && !first.startsWith('-') && /[IF]/.test(first) && /^[A-Za-z]+$/.test(first)) {
+  if (first !== undefined && tarOldStyle(words) && /[IF]/.test(first)) {
     return `tar ${first}: I and F run a command`;
   }
   return undefined;
@@ -217,118 +281,45 @@ function tar(words: readonly string[]): string | undefined {
 
 function rsync(words: readonly string[]): string | undefined {
   for (const w of optionWords(words)) {
-    const long = longOption(w, ['--rsh', '--rsync-path']);
-    if (long || shortHas(w, 'e')) return `rsync ${w}: it names the program rsync runs`;
-  }
-  return undefined;
-}
-
-function sort(words: readonly string[]): string | undefined {
-  for (const w of optionWords(words)) {
-    const long = longOption(w, ['--compress-program', '--output']);
-    if (long || shortHas(w, 'o')) return `sort ${w}: it runs a program or writes a file`;
+    const long = longOption(w, ['--rsh', '--rsync-path', '--remote-option', '--daemon', '--config']);
+    if (long || shortHas(w, 'eM')) return `rsync ${w}: it names a program rsync runs, or its configuration`;
   }
   return undefined;
 }
 
 function rg(words: readonly string[]): string | undefined {
-  const w = optionWords(words).find((x) => x === '--pre' || x.startsWith('--pre='));
-  return w ? `rg ${w} runs a program on every file searched` : undefined;
-}
-
-/** GNU sed commands that run or write: `e`, `w`, `W`, and the `e`/`w` flags of `s`. */
-function sed(words: readonly string[]): string | undefined {
-  const opts = optionWords(words);
-  const scripts: string[] = [];
-  let sawScriptOption = false;
-  let firstOperand: string | undefined;
-  for (let i = 0; i < opts.length; i++) {
-    const w = opts[i] as string;
-    if (!w.startsWith('-') || w === '-') {
-      firstOperand ??= w;
-      continue;
-    }
-    if (longOption(w, ['--in-place'], 3) || shortHas(w, 'i')) return `sed ${w} changes files in place`;
-    if (longOption(w, ['--file'], 3) || shortHas(w, 'f')) return `sed ${w} runs a script from a file`;
-    const expr = longOption(w, ['--expression'], 3);
-    if (expr) {
-      sawScriptOption = true;
-      const eq = w.indexOf('=');
-      scripts.push(eq < 0 ? (opts[++i] ?? '') : w.slice(eq + 1));
-      continue;
-    }
-    if (shortHas(w, 'e')) {
-      sawScriptOption = true;
-      const at = w.indexOf('e');
-      scripts.push(at === w.length - 1 ? (opts[++i] ?? '') : w.slice(at + 1));
-      continue;
-    }
-    if (w === '-l' || w === '--line-length') i++;
+  for (const w of optionWords(words)) {
+    const long = longOption(w, ['--pre', '--hostname-bin']);
+    if (long) return `rg ${w}: ${long} runs a program`;
   }
-  if (!sawScriptOption && firstOperand !== undefined) scripts.push(firstOperand);
-  if (opts.includes('--sandbox')) return undefined;
-  for (const s of scripts) {
-    const why = sedScriptRisk(s);
-    if (why) return `sed script ${JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s)}: ${why}`;
-  }
-  return undefined;
-}
-
-const AWK_SAFE_WITH_VALUE = new Set(['-F', '-v', '--field-separator', '--assign']);
-
-/** awk programs may run commands (`system()`, `| getline`, `print | "cmd"`) or write files (`>`). */
-function awk(words: readonly string[]): string | undefined {
-  const opts = words.slice(1);
-  if (opts.includes('--sandbox') || opts.includes('-S')) return undefined;
-  for (let i = 0; i < opts.length; i++) {
-    const w = opts[i] as string;
-    if (w === '--') {
-      const prog = opts[i + 1];
-      return prog === undefined ? undefined : awkProgramRisk(prog);
-    }
-    if (!w.startsWith('-') || w === '-') return awkProgramRisk(w);
-    if (AWK_SAFE_WITH_VALUE.has(w)) {
-      i++;
-      continue;
-    }
-    if (/^-[Fv]./.test(w) || /^--(field-separator|assign)=/.test(w)) continue;
-    return `awk ${w}: an option reloop does not check (it may load a file, write one or run code)`;
-  }
-  return undefined;
-}
-
-function awkProgramRisk(prog: string): string | undefined {
-  if (/system|[|>@]/.test(prog))
-    return 'the awk program may run a command or write a file (system, |, >, @load)';
   return undefined;
 }
 
 function make(words: readonly string[]): string | undefined {
   for (const w of words.slice(1)) {
-    if (/^[A-Za-z_][A-Za-z0-9_.-]*\s*[:+?!]?=/.test(w))
-      return `make ${w}: a variable set here may run anything`;
-    const long = longOption(w, ['--eval', '--file', '--makefile', '--directory', '--include-dir'], 4);
+    // make reads any operand with `=` as a variable definition, after `--` too (` CC=cmd` included).
+    if (!w.startsWith('-') && w.includes('=')) return `make ${w}: a variable set here may run anything`;
+    const long = longOption(w, ['--eval', '--file', '--makefile', '--directory', '--include-dir']);
     if (long || shortHas(w, 'fCEI')) return `make ${w}: it chooses which makefile text runs`;
   }
   return undefined;
 }
 
+const GO_RISKY = ['exec', 'toolexec', 'vettool', 'overlay', 'C', 'ldflags', 'gccgoflags', 'compiler'];
+
+/** Go's flag package: `-name`, `--name`, `=value` or the next word; no abbreviations, no clusters. */
 function go(words: readonly string[]): string | undefined {
-  for (const w of optionWords(words)) {
+  for (const w of words.slice(1)) {
     const m = /^--?([A-Za-z]+)(?:=|$)/.exec(w);
-    if (
-      m &&
-      ['exec', 'toolexec', 'overlay', 'C', 'ldflags', 'gccgoflags', 'compiler'].includes(m[1] as string)
-    ) {
+    if (m && GO_RISKY.includes(m[1] as string))
       return `go ${w}: it runs another program or changes what is built`;
-    }
   }
   return undefined;
 }
 
 function cargo(words: readonly string[]): string | undefined {
   for (const w of optionWords(words)) {
-    if (longOption(w, ['--config'], 5) || w.startsWith('-Z'))
+    if (longOption(w, ['--config']) || w.startsWith('-Z'))
       return `cargo ${w}: it may set the programs cargo runs`;
   }
   return undefined;
@@ -336,36 +327,51 @@ function cargo(words: readonly string[]): string | undefined {
 
 function man(words: readonly string[]): string | undefined {
   for (const w of optionWords(words)) {
-    if (longOption(w, ['--pager', '--html'], 4) || shortHas(w, 'PH'))
-      return `man ${w}: it names the program man runs`;
+    // man-db's configuration file may DEFINE the pager and the formatters.
+    if (longOption(w, ['--pager', '--html', '--config-file']) || shortHas(w, 'PHC'))
+      return `man ${w}: it names the program man runs, or its configuration`;
   }
   return undefined;
 }
 
 function zip(words: readonly string[]): string | undefined {
-  const w = optionWords(words).find((x) => x === '-TT' || longOption(x, ['--unzip-command'], 5));
+  const w = optionWords(words).find(
+    (x) =>
+      (!x.startsWith('--') && x.startsWith('-') && x.includes('TT')) || longOption(x, ['--unzip-command']),
+  );
   return w ? `zip ${w} runs a command` : undefined;
 }
 
 const PROGRAMS: Record<string, ProgramSpec> = {
   npm: { check: npm, trustsBareRule: true },
   git: { check: git, trustsBareRule: true },
-  go: { check: go, trustsBareRule: true },
+  go: { check: go, trustsBareRule: true, noDashDash: () => true },
   cargo: { check: cargo, trustsBareRule: true },
   make: { check: make, trustsBareRule: true },
-  find: { check: find, trustsBareRule: false },
-  tar: { check: tar, trustsBareRule: false },
+  find: { check: find, trustsBareRule: false, noDashDash: () => true },
+  tar: { check: tar, trustsBareRule: false, noDashDash: tarOldStyle },
   rsync: { check: rsync, trustsBareRule: false },
-  sort: { check: sort, trustsBareRule: false },
+  sort: { check: sort, trustsBareRule: false, options: SORT_OPTIONS },
   rg: { check: rg, trustsBareRule: false },
-  sed: { check: sed, trustsBareRule: false },
-  awk: { check: awk, trustsBareRule: false },
-  gawk: { check: awk, trustsBareRule: false },
-  mawk: { check: awk, trustsBareRule: false },
-  nawk: { check: awk, trustsBareRule: false },
+  sed: { check: sed, trustsBareRule: false, options: SED_OPTIONS },
+  awk: { check: awk, trustsBareRule: false, options: ANY_AWK_OPTIONS },
+  gawk: { check: gawk, trustsBareRule: false, options: GAWK_OPTIONS },
+  mawk: { check: awk, trustsBareRule: false, options: ANY_AWK_OPTIONS },
+  nawk: { check: awk, trustsBareRule: false, options: ANY_AWK_OPTIONS },
   man: { check: man, trustsBareRule: false },
   zip: { check: zip, trustsBareRule: false },
 };
+
+/** Where words stop being possible options, for the glob rule: after a `--` that ends them. */
+function operandsFrom(words: readonly string[], spec: ProgramSpec): number {
+  if (spec.options) {
+    const args = readArgs(words, spec.options);
+    return 'error' in args ? words.length : args.operandsFrom;
+  }
+  if (spec.noDashDash?.(words)) return words.length;
+  const end = dashDashEnd(words);
+  return end < words.length ? end + 1 : end;
+}
 
 /**
  * Why this command's arguments may make its program run or change something its rule does not
@@ -383,13 +389,12 @@ export function argumentRisk(
   if (!spec) return undefined;
   const risk = (why: string): ArgumentRisk => ({ why, trustsBareRule: spec.trustsBareRule });
   if (open) return risk(`${name} gets more arguments from its input, which may be options`);
-  const dashdash = words.indexOf('--', 1);
-  for (let i = 1; i < words.length; i++) {
-    if (dashdash > 0 && i > dashdash) break;
+  const end = operandsFrom(words, spec);
+  for (let i = 1; i < end; i++) {
     if (glob[i] && /^[*?[-]/.test(words[i] as string)) {
       return risk(`${name} ${words[i]}: bash may expand it to any file name, including an option`);
     }
   }
-  const why = spec.check(words);
+  const why = spec.check(words, glob);
   return why === undefined ? undefined : risk(why);
 }

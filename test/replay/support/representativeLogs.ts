@@ -1,3 +1,5 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
 import { parseScript } from '../../../src/model/script.ts';
 import { ScriptedModelClient } from '../../../src/model/scripted.ts';
 import { forkSession } from '../../../src/replay/fork.ts';
@@ -18,7 +20,53 @@ export async function representativeLogs(): Promise<Record<string, LogRecord[]>>
     'auto and reactive compaction': await compactions(),
     'denials, a tool error, refusal': await denials(),
     'resume after a crash mid-batch, then max turns': await resumed(),
+    'MCP tools, a second process referring to the tool list': await mcpTools(),
   };
+}
+
+/** An in-process MCP server: one read-only tool, one not; a second process reconnects. */
+function notesServer(): McpServer {
+  const server = new McpServer({ name: 'notes', version: '1.0.0' });
+  server.registerTool(
+    'list',
+    { description: 'Lists notes.', annotations: { readOnlyHint: true } },
+    async () => ({
+      content: [{ type: 'text', text: '(none)' }],
+    }),
+  );
+  server.registerTool(
+    'add',
+    { description: 'Adds a note.', inputSchema: { text: z.string() } },
+    async ({ text }) => ({
+      content: [{ type: 'text', text: `added ${text}` }],
+      isError: text === 'bad',
+    }),
+  );
+  return server;
+}
+
+async function mcpTools(): Promise<LogRecord[]> {
+  const h = await scriptedSession(
+    [
+      toolTurn([
+        { name: 'mcp__notes__list', input: {} },
+        { name: 'mcp__notes__add', input: { text: 'bad' } },
+      ]),
+      textTurn('done'),
+      textTurn('second run done'),
+    ],
+    { mcpServers: { notes: notesServer() } },
+  );
+  await h.session.submit('take notes');
+  await h.session.close();
+  const again = await Session.open(h.session.id, {
+    store: h.store,
+    model: h.client,
+    mcpServers: { notes: notesServer() },
+  });
+  await again.submit('and again');
+  await again.close();
+  return h.records();
 }
 
 async function toolsAndRetries(): Promise<LogRecord[]> {

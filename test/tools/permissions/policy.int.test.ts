@@ -231,3 +231,54 @@ describe('protected paths (.git, .claude, .npmrc, the store…)', () => {
     expect(r.behavior === 'ask' && r.message).toMatch(/under my-store/);
   });
 });
+
+describe('writes that would make a folder a git repository (HEAD, objects/, refs/)', () => {
+  const write = (file_path: string) => ({ file_path, content: 'x' });
+
+  it('the write that completes one is asked in every mode; files named config, HEAD, refs elsewhere are not', async () => {
+    const dir = path.join(cwd, 'gitlike');
+    await mkdir(path.join(dir, 'objects'), { recursive: true });
+    await mkdir(path.join(dir, 'refs'), { recursive: true });
+    // objects/ and refs/ alone (plenty of projects have folders so named) make nothing.
+    expect((await decide({ mode: 'acceptEdits' }, 'Write', write('gitlike/config'))).behavior).toBe('allow');
+    expect((await decide({ mode: 'acceptEdits' }, 'Write', write('gitlike/refs/x.ts'))).behavior).toBe(
+      'allow',
+    );
+    expect((await decide({ mode: 'acceptEdits' }, 'Write', write('src/HEAD'))).behavior).toBe('allow');
+    for (const mode of ['acceptEdits', 'bypassPermissions'] as const) {
+      const r = await decide({ mode, allow: ['Write(**)'] }, 'Write', write('gitlike/HEAD'));
+      expect(r, mode).toMatchObject({ behavior: 'ask', by: 'path:protected' });
+      expect(r.behavior === 'ask' && r.message).toMatch(/would make gitlike a git repository/);
+    }
+    // A rule naming the part itself allows it.
+    expect(
+      (await decide({ mode: 'acceptEdits', allow: ['Write(gitlike/HEAD)'] }, 'Write', write('gitlike/HEAD')))
+        .behavior,
+    ).toBe('allow');
+    // HEAD and a commondir make one too (a worktree's git dir, its objects elsewhere).
+    await mkdir(path.join(cwd, 'wt'), { recursive: true });
+    await writeFile(path.join(cwd, 'wt', 'HEAD'), 'ref: refs/heads/main\n');
+    expect((await decide({ mode: 'acceptEdits' }, 'Write', write('wt/commondir'))).behavior).toBe('ask');
+  });
+
+  it('once a folder is one, any change under it is asked', async () => {
+    const dir = path.join(cwd, 'bare.git');
+    for (const d of ['objects', 'refs']) await mkdir(path.join(dir, d), { recursive: true });
+    await writeFile(path.join(dir, 'HEAD'), 'ref: refs/heads/main\n');
+    for (const file of ['bare.git/config', 'bare.git/hooks/post-update', 'bare.git/info/x']) {
+      const r = await decide({ mode: 'bypassPermissions' }, 'Write', write(file));
+      expect(r, file).toMatchObject({ behavior: 'ask', by: 'path:protected' });
+    }
+  });
+
+  it('calls admitted together see each other: HEAD, objects/… and refs/… in one batch complete one', async () => {
+    const policy = createPermissionPolicy({ mode: 'acceptEdits', cwd });
+    const ask = (file: string) =>
+      Promise.resolve(policy({ tool: tools.get('Write')!, input: write(file), toolUseId: 't', cwd })).then(
+        (r) => r.behavior,
+      );
+    expect(await ask('batch/HEAD')).toBe('allow');
+    expect(await ask('batch/objects/info/keep')).toBe('allow');
+    expect(await ask('batch/refs/heads/keep')).toBe('ask');
+  });
+});

@@ -30,6 +30,12 @@ const RULES = [
   'Bash(xargs:*)',
   'Bash(echo:*)',
   'Bash(cat:*)',
+  'Bash(gawk:*)',
+  'Bash(mawk:*)',
+  'Bash(zip:*)',
+  'Bash(git archive:*)',
+  'Bash(git send-email:*)',
+  'Bash(git apply:*)',
 ];
 
 describe('a prefix rule does not vouch for options that run or write something else', () => {
@@ -99,6 +105,86 @@ describe('a prefix rule does not vouch for options that run or write something e
     expect((await decide({ mode: 'default', allow: RULES }, cmd)).behavior).toBe('ask');
   });
 
+  // Issue 18 items 1–3 and the adversarial pass after them (docs/security.md, "found and closed").
+  it.each([
+    // sed: labels and v end at `;` or a blank; the script after `--`; -l's value.
+    "sed -n ':a;e touch X' f",
+    "sed -n 'v;e touch X' f",
+    "sed -n 'ta;e touch X\n:a' f",
+    "sed -n 'b x e touch X' f",
+    "sed -n ':a}e touch X' f",
+    "sed -n -- '1e touch X' f",
+    "sed -n -- '1w ../outside.txt' f",
+    "sed -nl 5 '1e touch X' f",
+    "sed -n --line 5 '1e touch X' f",
+    "sed -n -l5 -- '1e touch X' f",
+    "sed -n 's/[/]/x/w out' f",
+    "sed -n 's/a/b/ w out' f",
+    "sed --exp='1e touch X' f",
+    'sed --in=.bak s/a/b/ f',
+    // sed compiles each -e as it reads it: a later --sandbox does not cover it.
+    "sed -e 'w out' --sandbox f",
+    'sed -n x* f',
+    "sed -l x* 'p' f",
+    // awk: option values are not options; awk's --sandbox is not trusted; gawk's only before the program.
+    `awk -F -S 'BEGIN{system("touch X")}' f`,
+    `awk -F --sandbox 'BEGIN{system("touch X")}' f`,
+    `awk --sandbox 'BEGIN{system("touch X")}' f`,
+    `awk -S 'BEGIN{system("touch X")}' f`,
+    `mawk -W sandbox 'BEGIN{system("touch X")}' f`,
+    `gawk 'BEGIN{system("touch X")}' --sandbox f`,
+    `gawk -F -S 'BEGIN{system("touch X")}' f`,
+    `gawk --so='BEGIN{system("touch X")}' f`,
+    "gawk -o../out '{print}' f",
+    "gawk --pretty-print=../out '{print}' f",
+    "gawk -p/tmp/prof '{print}' f",
+    'gawk -f prog.awk f',
+    "gawk -i inc.awk '{print}' f",
+    "gawk -l ext '{print}' f",
+    "gawk '{print}' /inet/tcp/0/example.com/80",
+    'awk \'BEGIN{getline < "/inet/tcp/0/example.com/80"}\'',
+    'awk x* f',
+    'awk -F x* f',
+    // sort: getopt abbreviations, `--` as a value, -y giving its word back.
+    'sort --o=../outside.txt f',
+    'sort --ou ../outside.txt f',
+    'sort --comp=sh f',
+    'sort -T -- -o out f',
+    'sort -y -o out f',
+    'sort -ry -o out f',
+    'sort -to -o out f',
+    'sort +1 -2 f',
+    // The other programs in the tables.
+    "git grep -e -- '--open-files-in-pager=touch X'",
+    "git grep -e -- --open-files-in-pager='touch x' -- x",
+    'git archive --o=../x HEAD',
+    'git archive -o ../x HEAD',
+    'git send-email --smtp-server=./x a.patch',
+    'git apply --unsafe-paths a.patch',
+    'tar -cf localhost:x --rs=/bin/sh a.txt',
+    'tar -cf h:x --rmt=/bin/sh a.txt',
+    'tar --to=x -xf a.tar',
+    'tar cbf 20 -- --to-command=x a',
+    "make test ' CC=touch x;'",
+    "make test 'C/C=x'",
+    'make test -- CC=x',
+    'rg -e -- *',
+    'rg --hostname-bin=./x foo',
+    'rg --pr=x foo',
+    'man -C ./x.conf ls',
+    'man --config-file=./x.conf ls',
+    'rsync --daemon --config=x.conf',
+    'rsync -M--rsh=x a b',
+    "zip -T -TT 'touch x' a.zip f",
+    'zip -TTx a.zip f',
+    'zip --unz=x a.zip f',
+    'go test -vettool=./x ./...',
+    'go test ./... -- -exec=./x',
+    'cargo test --conf x',
+  ])('%j is asked (issue 18)', async (cmd) => {
+    expect((await decide({ mode: 'default', allow: RULES }, cmd)).behavior).toBe('ask');
+  });
+
   it.each([
     'npm test',
     'npm test --silent',
@@ -128,6 +214,25 @@ describe('a prefix rule does not vouch for options that run or write something e
     'cargo test -- --nocapture',
     'man ls',
     'echo a | xargs echo',
+    // Issue 18: what the readers now read exactly is still allowed.
+    "sed -n ':a;/x/p' f",
+    'sed -n -- 1p f',
+    "sed -e 's/[/]/x/' f",
+    "sed --sandbox -e 'w out' f",
+    'sed --quiet --expression=p -- f',
+    "sed -n 'a\\\ne touch x' f",
+    'gawk --sandbox \'BEGIN{system("x")}\' f',
+    "gawk -S -F: '{print $1}' f",
+    "gawk -F: '{print $1}' -- *",
+    "mawk -F, '{print $2}' f",
+    'sort -t, -k2,2n -- f',
+    'sort -y0 -r f',
+    'sort --rev f',
+    'tar -cf a.tar --checkpoint=1 src',
+    'git grep -n foo -- src',
+    'git archive --format=tar HEAD',
+    'rg foo -- *',
+    'zip -r a.zip src',
   ])('%j is allowed', async (cmd) => {
     expect((await decide({ mode: 'default', allow: RULES }, cmd)).behavior).toBe('allow');
   });
@@ -254,10 +359,64 @@ describe('sedScriptRisk', () => {
     ['w out', 'w'],
     ['/x/W out', 'W'],
     ['s/a/b', 'unterminated'],
-    ['k', 'does not check'],
+    ['k', 'unknown command'],
+    // GNU sed's grammar, as compile.c reads it (issue 18 item 1).
+    [':a;e ls', 'e command'],
+    ['v;e ls', 'e command'],
+    ['v 4.2 e ls', 'e command'],
+    ['ta;e ls\n:a', 'e command'],
+    ['b x e ls', 'e command'],
+    ['{b};e ls', 'e command'],
+    ['b#x\ne ls', 'e command'],
+    ['s/[/]/x/w out', 'w flag'],
+    ['/[/]/w out', 'w command'],
+    ['s/[[:alpha:]/]/x/e', 'e flag'],
+    ['s/a/b/ e', 'e flag'],
+    ['s/a/b/g w out', 'w flag'],
+    ['y/a/b/;e ls', 'e command'],
+    ['1!e ls', 'e command'],
+    ['$!{N;e ls\n}', 'e command'],
+    ['s\u00e9a\u00e9b\u00e9', 'delimiter'],
+    ['s\\a\\b\\', 'delimiter'],
+    ['p x', 'extra characters'],
+    [':a;N;$!ba;s/\\n/ /g', undefined],
+    ['/[/]/p', undefined],
+    ['s/a/b/ g', undefined],
+    ['1~2p;0~3d', undefined],
+    ['\\%x%p', undefined],
+    ['a\\\ne ls', undefined],
+    ['i foo;e ls', undefined],
+    ['#e ls', undefined],
+    ['r /etc/hosts', undefined],
   ])('%j', (script, expected) => {
     const why = sedScriptRisk(script);
     if (expected === undefined) expect(why).toBeUndefined();
     else expect(why).toContain(expected);
+  });
+
+  it('reads the chunks of several -e as sed compiles them: a\\ text goes on into the next', () => {
+    expect(sedScriptRisk(['a\\', 'e ls'])).toBeUndefined();
+    expect(sedScriptRisk(['a foo\\', 'e ls'])).toBeUndefined();
+    expect(sedScriptRisk(['a foo', 'e ls'])).toContain('e command');
+    expect(sedScriptRisk(['p', '1w out'])).toContain('w command');
+  });
+});
+
+describe('wrappers that take variables out of the environment', () => {
+  it.each([
+    'env -u GIT_CONFIG_COUNT git status',
+    'env -i git status',
+    'env - git status',
+    'env -iu X git status',
+    'env --unset=GIT_CONFIG_COUNT git status',
+    'exec -c git status',
+  ])('%j is asked: it would remove what keeps git off a planted repository', async (cmd) => {
+    const allow = ['Bash(env:*)', 'Bash(exec:*)', 'Bash(git status)'];
+    expect((await decide({ mode: 'default', allow }, cmd)).behavior).toBe('ask');
+  });
+
+  it('other env options are still read through', async () => {
+    const allow = ['Bash(env:*)', 'Bash(git status)'];
+    expect((await decide({ mode: 'default', allow }, 'env -C sub git status')).behavior).toBe('allow');
   });
 });

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seededRandom as seeded } from '../../../src/runtime/determinism.ts';
 import { parseShell } from '../../../src/tools/permissions/shellParse.ts';
 import { removeDir, tempDir } from '../toolHarness.ts';
 
@@ -20,17 +21,6 @@ beforeAll(async () => {
   root = await tempDir('reloop-shparse-');
 });
 afterAll(() => removeDir(root));
-
-function seeded(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const TOKENS = [
   'qq',

@@ -1,0 +1,19 @@
+import type { RecordOf } from './records.ts';
+
+/** One line about an `mcp.server` record, for `reloop log` and the viewer's notes. */
+export function mcpServerText(r: RecordOf<'mcp.server'>): string {
+  const d = r.data;
+  switch (d.event) {
+    case 'connected': {
+      const version = d.serverInfo ? ` (${d.serverInfo.name} ${d.serverInfo.version})` : '';
+      const tools = d.tools ? `${d.tools.length} tools` : `tools as at seq ${d.toolsFrom}`;
+      return `MCP server ${d.server} connected over ${d.transport}${version}: ${tools}, in ${Math.round(d.durationMs)} ms`;
+    }
+    case 'failed':
+      return `MCP server ${d.server} (${d.transport}) failed: ${d.message}`;
+    case 'skipped':
+      return `MCP server ${d.server} skipped: ${d.message}`;
+    case 'closed':
+      return `MCP server ${d.server} closed: ${d.message}`;
+  }
+}
