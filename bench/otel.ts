@@ -21,7 +21,7 @@ import type { EventStore } from '../src/store/types.ts';
 import { noop, noopLog, noopScript } from './noopRounds.ts';
 
 /**
- * OpenTelemetry (docs/otel.md, BENCHMARKS §13): what live export adds to a tool round (the same
+ * OpenTelemetry (docs/otel.md, BENCHMARKS §14): what live export adds to a tool round (the same
  * rounds with the exporter on and off, alternating, in one run; the collector is another
  * process that takes every request), and how fast `export otel` turns a 100 000-record log into
  * spans: the translator alone, then ReadableSpans, then serialised as OTLP/JSON and protobuf,

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { makeDirs } from '../lib/makeDirs.ts';
 import { printable, printableText, terminalJson } from '../lib/printable.ts';
+import { PRIVATE_DIR } from '../lib/privateModes.ts';
 import type { StoreWarning } from '../store/fileStore.ts';
 import { redactUrl } from '../store/redactUrl.ts';
 import { type StoreLocation, storeLocation } from '../store/storeLocation.ts';
@@ -94,7 +95,7 @@ export async function openStore(
   }
   const dir = location.dir;
   try {
-    if (create) await makeDirs(path.join(dir, 'sessions'));
+    if (create) await makeDirs(path.join(dir, 'sessions'), { mode: PRIVATE_DIR });
     else await assertStore(dir, flag);
     const { openFileStore } = await import('../store/fileStore.ts');
     return await openFileStore(dir, {

@@ -32,6 +32,21 @@ export interface Discovery {
   units: TranscriptUnit[];
   /** `.jsonl` files inside a session's folder that are no transcript (workflow journals…). */
   ignored: string[];
+  /**
+   * What a folder held that is not read, and why: `.jsonl` files whose name, or a folder's below
+   * the one given, starts with a dot (an editor's backup, a tool's temporary file; named on its
+   * own, a hidden file is imported), and the store being imported into (its logs are no
+   * transcripts).
+   */
+  skipped: { path: string; why: 'hidden' | 'store' }[];
+}
+
+/** A path below `root` with a segment starting with a dot. */
+function isHidden(file: string, root: string): boolean {
+  return path
+    .relative(root, file)
+    .split(path.sep)
+    .some((segment) => segment.startsWith('.'));
 }
 
 /** A path that names nothing to import: bad usage. */
@@ -80,9 +95,14 @@ async function kindOf(p: string): Promise<'file' | 'dir'> {
   throw new ImportPathError(p, 'neither a file nor a folder');
 }
 
-export async function discoverTranscripts(paths: readonly string[]): Promise<Discovery> {
+export async function discoverTranscripts(
+  paths: readonly string[],
+  { skipDirs = [] }: { skipDirs?: readonly string[] } = {},
+): Promise<Discovery> {
   const units = new Map<string, TranscriptUnit>();
   const ignored: string[] = [];
+  const skipped: Discovery['skipped'] = [];
+  const skip = skipDirs.map((d) => path.resolve(d));
   const unitFor = (sessionDir: string): TranscriptUnit => {
     let unit = units.get(sessionDir);
     if (!unit) {
@@ -122,9 +142,19 @@ export async function discoverTranscripts(paths: readonly string[]): Promise<Dis
       }
       continue;
     }
-    const files = (await glob('**/*.jsonl', { cwd: p, absolute: true, onlyFiles: true }))
+    const found = (await glob('**/*.jsonl', { cwd: p, absolute: true, onlyFiles: true, dot: true }))
       .map((f) => path.normalize(f))
       .sort();
+    const inSkipped = (f: string) => skip.find((d) => f.startsWith(d + path.sep));
+    for (const d of skip) {
+      if (found.some((f) => f.startsWith(d + path.sep))) skipped.push({ path: d, why: 'store' });
+    }
+    const files = found.filter((f) => {
+      if (inSkipped(f)) return false;
+      if (!isHidden(f, p)) return true;
+      skipped.push({ path: f, why: 'hidden' });
+      return false;
+    });
     const mains = new Set(files.filter((f) => !subagentOf(f)));
     for (const f of files) {
       const sub = subagentOf(f);
@@ -137,7 +167,7 @@ export async function discoverTranscripts(paths: readonly string[]): Promise<Dis
     (a.main ?? a.sessionId).localeCompare(b.main ?? b.sessionId),
   );
   for (const u of sorted) u.children.sort((a, b) => a.file.localeCompare(b.file));
-  return { units: sorted, ignored };
+  return { units: sorted, ignored, skipped };
 }
 
 /** A `.jsonl` under `<sessionId>/` next to `<sessionId>.jsonl` belongs to that session, not a transcript. */

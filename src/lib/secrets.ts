@@ -172,32 +172,56 @@ export class Redactor {
     return this.walk(value) as T;
   }
 
-  private walk(v: unknown): unknown {
-    if (typeof v === 'string') return this.redactString(v);
-    if (Array.isArray(v)) {
-      let copy: unknown[] | undefined;
-      for (let i = 0; i < v.length; i++) {
-        const r = this.walk(v[i]);
-        if (r !== v[i]) {
-          copy ??= v.slice();
-          copy[i] = r;
+  /**
+   * Copy-on-write over any JSON-like value, with an explicit stack: a model controls how deep tool
+   * inputs nest, and a recursive walk overflowed at ~3 800 levels (issue 18). Only the containers
+   * on the path to a changed string are copied; everything else is returned as it was.
+   */
+  private walk(root: unknown): unknown {
+    if (typeof root === 'string') return this.redactString(root);
+    if (root === null || typeof root !== 'object') return root;
+    const stack: Frame[] = [frameOf(root)];
+    for (;;) {
+      const f = stack[stack.length - 1]!;
+      if (f.i < f.keys.length) {
+        const key = f.keys[f.i]!;
+        const child = (f.src as Record<string, unknown>)[key];
+        if (typeof child === 'string') {
+          const r = this.redactString(child);
+          if (r !== child) setIn(f, key, r);
+          f.i++;
+        } else if (child !== null && typeof child === 'object') {
+          stack.push(frameOf(child)); // its parent's index moves on when it is done
+        } else {
+          f.i++;
         }
+        continue;
       }
-      return copy ?? v;
+      stack.pop();
+      const out = f.copy ?? f.src;
+      const parent = stack[stack.length - 1];
+      if (!parent) return out;
+      if (out !== f.src) setIn(parent, parent.keys[parent.i]!, out);
+      parent.i++;
     }
-    if (v !== null && typeof v === 'object') {
-      let copy: Record<string, unknown> | undefined;
-      for (const [k, x] of Object.entries(v)) {
-        const r = this.walk(x);
-        if (r !== x) {
-          copy ??= { ...(v as Record<string, unknown>) };
-          copy[k] = r;
-        }
-      }
-      return copy ?? v;
-    }
-    return v;
   }
+}
+
+/** One container being walked: its keys (indices for an array), where the walk is, its copy once changed. */
+interface Frame {
+  src: object;
+  keys: string[];
+  i: number;
+  copy: Record<string, unknown> | unknown[] | undefined;
+}
+
+function frameOf(src: object): Frame {
+  return { src, keys: Object.keys(src), i: 0, copy: undefined };
+}
+
+function setIn(f: Frame, key: string, value: unknown): void {
+  f.copy ??= Array.isArray(f.src) ? f.src.slice() : { ...(f.src as Record<string, unknown>) };
+  (f.copy as Record<string, unknown>)[key] = value;
 }
 
 /** Masks every run of `a.value` around each occurrence of the anchor, as far as it matches. */

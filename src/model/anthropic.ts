@@ -4,7 +4,7 @@ import { classifyError } from './anthropicErrors.ts';
 import { credentialFrom } from './credentials.ts';
 import type { ContentBlock, Message } from './messages.ts';
 import { priceOf, withCost } from './pricing.ts';
-import { missingUsage, notAnEventStream, readReply } from './replyChecks.ts';
+import { missingUsage, notAnEventStream, readReply, tooDeepBlock, tooDeepReply } from './replyChecks.ts';
 import {
   abortedFailure,
   ModelCallError,
@@ -98,6 +98,9 @@ function normalizeFrom(out: Message[], messages: readonly Message[], from: numbe
  * and replayed. A reply the loop cannot use is a fatal error saying why (replyChecks.ts).
  */
 function toResponse(message: Anthropic.Message, requestedModel: string): ModelResponse {
+  // Before the copy: JSON.stringify itself overflows on content nested ~4 500 deep.
+  const deep = tooDeepBlock(message.content ?? []);
+  if (deep) throw tooDeepReply(deep);
   const plain: unknown[] = JSON.parse(JSON.stringify(message.content ?? []));
   const { content, stopReason } = readReply(plain, message.stop_reason);
   const u = message.usage;

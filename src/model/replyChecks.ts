@@ -1,3 +1,4 @@
+import { MAX_JSON_DEPTH, nestedDeeperThan } from '../lib/jsonDepth.ts';
 import { type ContentBlock, ContentBlockSchema, type StopReason, StopReasonSchema } from './messages.ts';
 import { ModelCallError, type ModelFailure } from './types.ts';
 
@@ -37,15 +38,37 @@ export function toolUseIdClash(content: readonly ContentBlock[]): string | null 
 }
 
 /**
+ * A block nested deeper than MAX_JSON_DEPTH (a tool input of `{"a":{"a":…}}` thousands deep): every
+ * walk after this one (the redactor, the seal's JSON, the viewer) would have to survive it, so it
+ * is refused here, checked without recursion. Null when the block is fine.
+ */
+export function tooDeepBlock(blocks: readonly unknown[]): { index: number; message: string } | null {
+  for (const [index, block] of blocks.entries()) {
+    if (!nestedDeeperThan(block, MAX_JSON_DEPTH)) continue;
+    const type = (block as { type?: unknown } | null)?.type;
+    const message = `the reply's content block ${index} (${JSON.stringify(typeof type === 'string' ? type : null)}) is nested deeper than ${MAX_JSON_DEPTH} levels: no real tool input is, and nothing in the reply is run`;
+    return { index, message };
+  }
+  return null;
+}
+
+/** The fatal error for a reply whose content nests too deep (see tooDeepBlock). */
+export function tooDeepReply(deep: { message: string }): ModelCallError {
+  return invalid(deep.message);
+}
+
+/**
  * The content blocks and stop reason of a reply, or a fatal ModelCallError saying why they cannot
  * be used: a block of a type this version does not know (it is not dropped: nothing is run, the
  * run stops), a known block of the wrong shape, duplicate tool_use ids, a stop_reason that is
- * missing or unknown (the loop cannot tell whether the turn is complete).
+ * missing or unknown (the loop cannot tell whether the turn is complete), content nested too deep.
  */
 export function readReply(
   blocks: readonly unknown[],
   stopReason: unknown,
 ): { content: ContentBlock[]; stopReason: StopReason } {
+  const deep = tooDeepBlock(blocks);
+  if (deep) throw tooDeepReply(deep);
   const content: ContentBlock[] = [];
   for (const [i, block] of blocks.entries()) {
     const parsed = ContentBlockSchema.safeParse(block);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ContentBlockSchema, StopReasonSchema } from './messages.ts';
-import { toolUseIdClash } from './replyChecks.ts';
+import { tooDeepBlock, toolUseIdClash } from './replyChecks.ts';
 
 /**
  * The scripted model's input: what a Messages API server would answer, in request order
@@ -84,10 +84,18 @@ export class ScriptError extends Error {
 export function parseScript(raw: unknown, file?: string): Script {
   const parsed = ScriptSchema.safeParse(raw);
   if (parsed.success) {
-    parsed.data.turns.forEach((turn, i) => {
-      const clash = 'content' in turn && turn.content ? toolUseIdClash(turn.content) : null;
-      if (clash) throw new ScriptError({ file, turn: i + 1 }, `content: ${clash}`);
-    });
+    const check = (turns: readonly ScriptTurn[], where: string | undefined) =>
+      turns.forEach((turn, i) => {
+        const blocks = 'content' in turn && turn.content ? turn.content : [];
+        const deep = tooDeepBlock(blocks);
+        if (deep)
+          throw new ScriptError({ file: where, turn: i + 1 }, `content.${deep.index}: ${deep.message}`);
+        const clash = toolUseIdClash(blocks);
+        if (clash) throw new ScriptError({ file: where, turn: i + 1 }, `content: ${clash}`);
+      });
+    check(parsed.data.turns, file);
+    for (const [id, child] of Object.entries(parsed.data.children ?? {}))
+      check(child.turns, `${file ?? 'script'}, children[${JSON.stringify(id)}]`);
     return parsed.data;
   }
   const issue = turnIssue(raw, parsed.error.issues[0]!);

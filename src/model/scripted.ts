@@ -1,6 +1,6 @@
 import { classifyHttpError } from './classify.ts';
 import type { ContentBlock, Usage } from './messages.ts';
-import { INVALID_REPLY, toolUseIdClash } from './replyChecks.ts';
+import { INVALID_REPLY, tooDeepBlock, toolUseIdClash } from './replyChecks.ts';
 import { type Script, ScriptError, type ScriptTurn } from './script.ts';
 import {
   abortedFailure,
@@ -120,7 +120,7 @@ export class ScriptedModelClient implements ModelClient {
     if (turn.text !== undefined) content.push({ type: 'text', text: turn.text });
     if (turn.content) content.push(...turn.content);
     // A script built in code skips parseScript: the reply is checked as a server's would be.
-    const clash = toolUseIdClash(content);
+    const clash = tooDeepBlock(content)?.message ?? toolUseIdClash(content);
     if (clash)
       throw new ModelCallError({
         kind: 'fatal',

@@ -1,5 +1,6 @@
 import type { LogRecord } from '../store/records.ts';
 import type { EventStore } from '../store/types.ts';
+import { createWholeSession } from '../store/wholeStream.ts';
 import { type Divergence, verifyReplay } from './verify.ts';
 
 export interface CopyReport {
@@ -14,13 +15,14 @@ export interface CopyReport {
   error?: string;
 }
 
-/** Records per append into the target: one commit each. */
-const CHUNK = 500;
-
 /**
  * Copies one session's log to another store (file ↔ PostgreSQL), then reads it back from the
  * target and checks it: the same JSON, record for record, and a verify replay. A target that
  * already holds a prefix of the log gets the rest; one holding something else is refused.
+ * What is written appears whole or not at all — a copy killed half-way leaves the target as it
+ * was, never a prefix that lists as `interrupted`: a new session through `createWholeSession`
+ * (a temporary file linked into place; one transaction on PostgreSQL), the rest of a prefix
+ * through `replace` (renamed over) or one append (one transaction).
  */
 export async function copySession(from: EventStore, to: EventStore, session: string): Promise<CopyReport> {
   const source: LogRecord[] = [];
@@ -44,11 +46,10 @@ export async function copySession(from: EventStore, to: EventStore, session: str
         i++;
       }
     }
-    for (let at = have; at < source.length; at += CHUNK) {
-      const chunk = source.slice(at, at + CHUNK);
-      await to.append(session, chunk, { expectedSeq: at });
-      report.appended += chunk.length;
-    }
+    if (have === 0) await createWholeSession(to, session, source);
+    else if (have < source.length && to.replace) await to.replace(session, source, have);
+    else if (have < source.length) await to.append(session, source.slice(have), { expectedSeq: have });
+    report.appended = source.length - have;
     if (report.appended === 0) report.outcome = 'present';
     const copy: LogRecord[] = [];
     for await (const r of to.read(session)) copy.push(r);

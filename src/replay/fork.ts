@@ -3,6 +3,7 @@ import { nanoidIds } from '../runtime/determinism.ts';
 import { SessionNotFoundError } from '../store/errors.ts';
 import type { LogRecord } from '../store/records.ts';
 import type { EventStore } from '../store/types.ts';
+import { createWholeSession } from '../store/wholeStream.ts';
 
 export class ForkPointError extends Error {
   readonly code = 'FORK_POINT';
@@ -43,12 +44,6 @@ export async function forkSession(
       yield moved;
     }
   }
-  if (store.create) {
-    await store.create(id, copy());
-  } else {
-    const records: LogRecord[] = [];
-    for await (const r of copy()) records.push(r);
-    await store.append(id, records, { expectedSeq: 0 });
-  }
+  await createWholeSession(store, id, copy());
   return id;
 }

@@ -3,6 +3,7 @@ import { evolve } from '../store/evolve.ts';
 import { CURRENT_SCHEMA_VERSION, type DraftRecord, type LogRecord } from '../store/records.ts';
 import type { SessionState } from '../store/sessionState.ts';
 import type { EventStore } from '../store/types.ts';
+import { validateRecord } from '../store/validate.ts';
 
 export type RecordListener = (record: LogRecord, state: SessionState) => void;
 
@@ -42,10 +43,16 @@ export class SessionWriter {
     return this.committedSeq;
   }
 
+  /**
+   * Redacts, validates and folds the record, and only then gives it its seq: a record refused on
+   * the way (a value nested too deep, a field of the wrong shape, a fold that throws) throws here
+   * and leaves the writer as it was, so the next record takes the seq this one would have had.
+   * (Numbering first once left a seq gap that failed every later append: issue 18.)
+   */
   add(draft: DraftRecord): LogRecord {
     const record = {
       v: CURRENT_SCHEMA_VERSION,
-      seq: ++this.seq,
+      seq: this.seq + 1,
       at: draft.at,
       session: this.sessionId,
       run: draft.run,
@@ -53,7 +60,12 @@ export class SessionWriter {
       // The one place every record passes: tool output, hook reasons, prompts, model replies.
       data: this.redactor.redact(draft.data),
     } as LogRecord;
-    this.current = evolve(this.current, record);
+    // What the store would refuse at commit is refused now: a pending record that can never be
+    // stored would fail every commit after it.
+    validateRecord(record, { session: this.sessionId });
+    const next = evolve(this.current, record);
+    this.seq = record.seq;
+    this.current = next;
     this.pending.push(record);
     if (this.listeners.size !== 0) for (const l of this.listeners) l(record, this.current);
     return record;

@@ -11,6 +11,10 @@ import { ViewerIndex } from '../viz/viewerIndex.ts';
 class SessionFeed {
   readonly index: ViewerIndex;
   private lastSeq = 0;
+  /** The session's `child.started` records: which sub-agents a page of it must hold. */
+  private readonly starts: LogRecord[] = [];
+  /** Stops this feed's follow (it is evicted, or the server stops). */
+  readonly stop = new AbortController();
   private waiters: { seq: number; resolve: () => void }[] = [];
   private failure: unknown;
 
@@ -21,9 +25,10 @@ class SessionFeed {
     signal: AbortSignal,
   ) {
     this.index = new ViewerIndex(chart);
+    const both = AbortSignal.any([signal, this.stop.signal]);
     void (async () => {
       try {
-        for await (const r of store.follow(session, { afterSeq: 0, signal })) this.push(r);
+        for await (const r of store.follow(session, { afterSeq: 0, signal: both })) this.push(r);
       } catch (e) {
         this.failure = e;
       } finally {
@@ -36,6 +41,7 @@ class SessionFeed {
 
   private push(r: LogRecord): void {
     this.index.push(r);
+    if (r.type === 'child.started') this.starts.push(r);
     this.lastSeq = r.seq;
     const ready = this.waiters.filter((w) => w.seq <= r.seq);
     if (ready.length === 0) return;
@@ -56,6 +62,10 @@ class SessionFeed {
     if (this.failure) throw this.failure;
   }
 
+  childStarts(): LogRecord[] {
+    return [...this.starts];
+  }
+
   /** Index of the record with this seq (seqs are contiguous from the log's first). */
   indexAfter(seq: number): number {
     const first = this.lastSeq - this.index.length + 1;
@@ -63,7 +73,13 @@ class SessionFeed {
   }
 }
 
-/** One feed per session a page has looked at, for as long as the server runs. */
+/**
+ * Feeds kept at once. Each holds its session's whole index (the size of its log, and more): pages
+ * of many sessions, asked one after another (or by a page elsewhere, issue 18), must not pile up.
+ */
+const MAX_FEEDS = 8;
+
+/** One feed per session a page has looked at recently (the least recently used is dropped). */
 export class LiveSessions {
   private readonly feeds = new Map<string, SessionFeed>();
   private readonly closing = new AbortController();
@@ -76,9 +92,16 @@ export class LiveSessions {
   /** The session's index, holding at least every record committed when this was called. */
   async current(session: string, upToSeq?: number): Promise<SessionFeed> {
     let feed = this.feeds.get(session);
-    if (!feed) {
+    if (feed) {
+      this.feeds.delete(session); // re-inserted last: the map's order is the order of use
+    } else {
       feed = new SessionFeed(this.store, session, this.chart, this.closing.signal);
-      this.feeds.set(session, feed);
+    }
+    this.feeds.set(session, feed);
+    for (const [id, old] of this.feeds) {
+      if (this.feeds.size <= MAX_FEEDS) break;
+      this.feeds.delete(id);
+      old.stop.abort();
     }
     await feed.reach(upToSeq ?? (await this.store.lastSeq(session)), 30_000);
     return feed;

@@ -1,8 +1,8 @@
 import { Low } from 'lowdb';
-import { JSONFile } from 'lowdb/node';
 import { z } from 'zod';
 import { updateCatalogRow } from './catalogRow.ts';
 import { readRecords, type WarningHandler } from './fileStream.ts';
+import { PrivateJsonFile } from './privateFiles.ts';
 import { RunStatusSchema } from './records.ts';
 import type { SessionInfo } from './types.ts';
 
@@ -59,7 +59,7 @@ export class Catalog {
   ) {}
 
   static async open(path: string, warn: WarningHandler, flushDelayMs: number): Promise<Catalog> {
-    const db = new Low<CatalogFile>(new JSONFile<CatalogFile>(path), { version: 1, sessions: {} });
+    const db = new Low<CatalogFile>(new PrivateJsonFile<CatalogFile>(path), { version: 1, sessions: {} });
     let raw: unknown;
     try {
       await db.read();

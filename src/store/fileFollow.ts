@@ -8,6 +8,11 @@ import { Wakeup } from './wakeup.ts';
 
 const NL = 0x0a;
 const CHUNK = 256 * 1024;
+/**
+ * Bytes of lines one read hands out at most: a follower whose consumer waits (a client that stopped
+ * reading) holds one such batch, not the whole log (issue 18). The next read goes on from there.
+ */
+const BATCH_BYTES = CHUNK;
 /** Every stored line starts with its envelope's first two keys: skipping old lines needs no JSON.parse. */
 const SEQ_PREFIX = /^\{"v":\d+,"seq":(\d+),/;
 
@@ -45,6 +50,7 @@ class StreamTail {
         this.line = 0;
       }
       const out: LogRecord[] = [];
+      let batch = 0;
       // The pieces of a line longer than a chunk, joined once at its newline: a long line costs
       // time linear in its length (joining on every chunk made it quadratic).
       const pieces: Buffer[] = [];
@@ -74,6 +80,8 @@ class StreamTail {
           from = nl + 1;
           this.offset = pos + from;
           this.line++;
+          batch += text.length;
+          if (batch >= BATCH_BYTES && out.length > 0) return out;
         }
         // Copied: the read buffer is reused for the next chunk.
         if (from < bytesRead) pieces.push(Buffer.from(data.subarray(from)));

@@ -13,6 +13,7 @@ import {
   type StoreWarning,
   type WarningHandler,
 } from './fileStream.ts';
+import { PRIVATE_DIR } from './privateFiles.ts';
 import type { LogRecord } from './records.ts';
 import { sealRecords } from './seal.ts';
 import { acquireSessionLock, lockHolder, type SessionLock } from './sessionLock.ts';
@@ -83,9 +84,10 @@ function stampOfFd(fd: number): StreamStamp {
  * (`--store /proc` hung); a plain mkdir fails at once with the path in its message.
  */
 async function ensureStoreDirs(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true });
+  // Private (docs/security.md): only directories made here; an existing store keeps its mode.
+  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR });
   try {
-    await mkdir(join(dir, 'sessions'));
+    await mkdir(join(dir, 'sessions'), { mode: PRIVATE_DIR });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
   }
@@ -185,6 +187,33 @@ export class FileEventStore implements EventStore {
       const written = await writeWholeStream(this.sessionsDir, file, session, records);
       if (written === 'exists') throw new ConcurrencyError(session, 0, await this.lastSeqOrZero(session));
       if (written.row) this.catalog.set(written.row, written.stamp);
+    });
+  }
+
+  /**
+   * Replaces a whole stream at once (an import again, a copy that completes a prefix): written to a
+   * temporary file, made durable, renamed over the old one under the session's writer lock, so
+   * readers see the old stream or the new one and a process killed on the way changes nothing.
+   * `expectedSeq` is the old stream's last seq (ConcurrencyError otherwise).
+   */
+  async replace(
+    session: string,
+    records: AsyncIterable<LogRecord> | Iterable<LogRecord>,
+    expectedSeq: number,
+  ): Promise<void> {
+    this.assertOpen();
+    assertSessionId(session);
+    return this.exclusive(session, async () => {
+      const w = await this.writerFor(session);
+      try {
+        if (w.lastSeq !== expectedSeq) throw new ConcurrencyError(session, expectedSeq, w.lastSeq);
+        const file = this.streamPath(session);
+        const written = await writeWholeStream(this.sessionsDir, file, session, records, { replace: true });
+        if (written !== 'exists' && written.row) this.catalog.set(written.row, written.stamp);
+      } finally {
+        // The writer's handle is on the old inode: the next append reopens the new stream.
+        await this.dropWriter(session);
+      }
     });
   }
 

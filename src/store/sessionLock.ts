@@ -3,6 +3,7 @@ import { readFileSync, unlinkSync } from 'node:fs';
 import { link, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { SessionLockedError } from './errors.ts';
+import { PRIVATE_FILE } from './privateFiles.ts';
 
 /*
  * One writer per session, across processes: a lock file `<id>.lock` holding the owner's pid.
@@ -181,7 +182,7 @@ export async function acquireSessionLock(path: string, session: string): Promise
     ...(ownStart !== undefined ? { start: ownStart } : {}),
   };
   const tmp = `${path}.${owner.token}.tmp`;
-  await writeFile(tmp, `${JSON.stringify(owner)}\n`);
+  await writeFile(tmp, `${JSON.stringify(owner)}\n`, { mode: PRIVATE_FILE });
   try {
     let last: LockOwner | undefined;
     for (let attempt = 0; attempt < 3; attempt++) {

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { writeSync } from 'node:fs';
-import { link, open, readFile, stat, unlink } from 'node:fs/promises';
+import { link, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { StreamStamp } from './catalog.ts';
 import { updateCatalogRow } from './catalogRow.ts';
+import { PRIVATE_FILE } from './privateFiles.ts';
 import type { LogRecord } from './records.ts';
 import { sealRecords } from './seal.ts';
 import type { SessionInfo } from './types.ts';
@@ -31,15 +32,18 @@ async function syncDir(dir: string): Promise<void> {
  * then links it into place as `file`: the stream appears complete or not at all. Records are read
  * as they come, so a fork of a large session never holds it whole in memory. `link` refuses to
  * replace a stream that appeared meanwhile: then nothing is written and the answer is 'exists'.
+ * `replace`: the stream exists (its writer lock is held by the caller) and is renamed over,
+ * so a reader sees the old stream or the new one, never a mix.
  */
 export async function writeWholeStream(
   dir: string,
   file: string,
   session: string,
   records: AsyncIterable<LogRecord> | Iterable<LogRecord>,
+  { replace = false }: { replace?: boolean } = {},
 ): Promise<{ row: SessionInfo | undefined; stamp: StreamStamp } | 'exists'> {
   const tmp = join(dir, `.${session}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  const fh = await open(tmp, 'wx');
+  const fh = await open(tmp, 'wx', PRIVATE_FILE);
   let closed = false;
   try {
     let row: SessionInfo | undefined;
@@ -70,14 +74,18 @@ export async function writeWholeStream(
     await fh.datasync();
     await fh.close();
     closed = true;
-    try {
-      await link(tmp, file);
-    } catch (e) {
-      if ((e as { code?: string }).code !== 'EEXIST') throw e;
-      await unlink(tmp).catch(() => undefined);
-      return 'exists';
+    if (replace) {
+      await rename(tmp, file);
+    } else {
+      try {
+        await link(tmp, file);
+      } catch (e) {
+        if ((e as { code?: string }).code !== 'EEXIST') throw e;
+        await unlink(tmp).catch(() => undefined);
+        return 'exists';
+      }
+      await unlink(tmp);
     }
-    await unlink(tmp);
     await syncDir(dir);
     const st = await stat(file);
     return { row, stamp: { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino } };

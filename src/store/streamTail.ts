@@ -2,6 +2,7 @@ import { constants } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { InvalidRecordError } from './errors.ts';
 import { CHUNK } from './fileStream.ts';
+import { PRIVATE_FILE } from './privateFiles.ts';
 import type { LogRecord } from './records.ts';
 import { validateRecord } from './validate.ts';
 
@@ -179,7 +180,7 @@ export async function openStreamForWriting(
 
 /** Creates a stream file; its directory entry is synced too, or a crash could lose the whole stream. */
 export async function createStream(file: string, dir: string): Promise<FileHandle> {
-  const fh = await open(file, 'a+');
+  const fh = await open(file, 'a+', PRIVATE_FILE);
   const d = await open(dir, 'r');
   try {
     await d.sync().catch(() => undefined); // not every platform can sync a directory

@@ -73,6 +73,16 @@ export interface EventStore {
    */
   create?(session: string, records: AsyncIterable<LogRecord> | Iterable<LogRecord>): Promise<void>;
   /**
+   * Replaces a whole existing stream (whose last seq is `expectedSeq`) so that readers see the old
+   * one or the new one, never a mix, and a process killed half-way changes nothing. Optional: a
+   * store without it replaces with `remove` then one `append` (each atomic on its own).
+   */
+  replace?(
+    session: string,
+    records: AsyncIterable<LogRecord> | Iterable<LogRecord>,
+    expectedSeq: number,
+  ): Promise<void>;
+  /**
    * Deletes a whole session: its stream and its catalog row (never part of one). Optional: a
    * store that cannot omits it. `reloop import --force` uses it to replace an import.
    */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_RECORD_DEPTH, nestedDeeperThan } from '../lib/jsonDepth.ts';
 import { InvalidRecordError, SchemaVersionError } from './errors.ts';
 import {
   type LogRecord,
@@ -55,6 +56,9 @@ export function validateRecord(raw: unknown, where: RecordLocation = {}): LogRec
   if (typeof v !== 'number' || !SUPPORTED_SCHEMA_VERSIONS.includes(v)) {
     throw new SchemaVersionError(located(raw, where), v, SUPPORTED_SCHEMA_VERSIONS);
   }
+  // Before anything walks it: the seal's JSON.stringify overflows the stack ~4 500 levels down.
+  if (nestedDeeperThan(raw, MAX_RECORD_DEPTH))
+    throw new InvalidRecordError(located(raw, where), `nested deeper than ${MAX_RECORD_DEPTH} levels`);
   const parsed = parserFor((raw as { type?: unknown }).type)?.safeParse(raw);
   if (parsed?.success) return parsed.data as LogRecord;
   // The error (and an unknown type) comes from the union itself, so its wording never changes.

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -195,7 +196,7 @@ describe('importing again', () => {
     });
   });
 
-  it('refuses --force on an imported session reloop has added runs to', async () => {
+  it('keeps an imported session reloop has added runs to; --force replaces it (the person asked)', async () => {
     const store = new MemoryEventStore();
     const id = importedSessionId(SID.tools);
     await importTranscripts(store, [transcriptFile(SID.tools)]);
@@ -205,9 +206,111 @@ describe('importing again', () => {
       [{ v: 1, seq: last + 1, at: 0, session: id, run: 'x', type: 'abort.requested', data: {} }],
       { expectedSeq: last },
     );
-    const report = await importTranscripts(store, [transcriptFile(SID.tools)], { force: true });
-    expect(report.failures[0]!.message).toMatch(/1 records were added after the import/);
+    const plain = await importTranscripts(store, [transcriptFile(SID.tools)]);
+    expect(plain.sessions[0]!.status).toBe('already imported');
     expect(await store.lastSeq(id)).toBe(last + 1);
+    const forced = await importTranscripts(store, [transcriptFile(SID.tools)], { force: true });
+    expect(forced.failures).toEqual([]);
+    expect(await store.lastSeq(id)).toBe(last);
+  });
+
+  it('refuses to import again a cut-short import a run was resumed on (it would lose that run), naming --force', async () => {
+    const store = new MemoryEventStore();
+    const id = importedSessionId(SID.tools);
+    await importTranscripts(store, [transcriptFile(SID.tools)]);
+    const full = await readLog(store, id);
+    const cut = new MemoryEventStore();
+    await cut.append(id, full.slice(0, 10), { expectedSeq: 0 });
+    await cut.append(
+      id,
+      [{ v: 1, seq: 11, at: 0, session: id, run: 'r_resumed', type: 'abort.requested', data: {} }],
+      { expectedSeq: 10 },
+    );
+    const plain = await importTranscripts(cut, [transcriptFile(SID.tools)]);
+    expect(plain.failures[0]!.message).toMatch(
+      /1 records in the store are not part of this import .* --force replaces them anyway/,
+    );
+    expect(await cut.lastSeq(id)).toBe(11);
+    await importTranscripts(cut, [transcriptFile(SID.tools)], { force: true });
+    expect(await cut.lastSeq(id)).toBe(full.length);
+  });
+
+  it('a session with the id imported from another file is an id collision naming both files (issue 18, item 16)', async () => {
+    // What the id scheme before gave `a b.jsonl` (`cc-a_b`), now met by `a_b.jsonl`.
+    const file = path.join(dir, 'a_b.jsonl');
+    const t = new Transcript({ sessionId: 'a_b' });
+    t.prompt('one');
+    t.assistant([text('1')]);
+    await writeFile(file, t.jsonl());
+    const store = new MemoryEventStore();
+    const importedFrom = {
+      format: 'claude-code' as const,
+      file: '/old/projects/p/a b.jsonl',
+      sessionId: 'a b',
+      version: '2.1.0',
+      bytes: 10,
+      records: 1,
+      lines: { total: 1, bookkeeping: {}, unmapped: 0, malformed: 0 },
+    };
+    await store.append(
+      'cc-a_b',
+      [
+        {
+          v: 2,
+          seq: 1,
+          at: 0,
+          session: 'cc-a_b',
+          run: null,
+          type: 'session.created',
+          data: { importedFrom },
+        },
+      ],
+      { expectedSeq: 0 },
+    );
+    const report = await importTranscripts(store, [file], { force: true });
+    expect(report.sessions).toEqual([]);
+    expect(report.failures).toEqual([
+      {
+        source: file,
+        message: `session cc-a_b: ${file} maps to the id of /old/projects/p/a b.jsonl, imported as that session; rename one of the files to import both`,
+      },
+    ]);
+    expect(await store.lastSeq('cc-a_b')).toBe(1);
+  });
+
+  it('two files of one import that map to one id: the second is refused, naming both', async () => {
+    // `a b` becomes `a_b-<hash of "a b">`; a file named exactly that takes the same id.
+    const hash = createHash('sha256').update('a b').digest('hex').slice(0, 10);
+    const spaced = path.join(dir, 'a b.jsonl');
+    const literal = path.join(dir, `a_b-${hash}.jsonl`);
+    for (const f of [spaced, literal]) {
+      const t = new Transcript({ sessionId: path.basename(f, '.jsonl') });
+      t.prompt('one');
+      t.assistant([text('1')]);
+      await writeFile(f, t.jsonl());
+    }
+    const report = await importTranscripts(new MemoryEventStore(), [dir]);
+    expect(report.sessions.map((x) => x.source)).toEqual([spaced]);
+    expect(report.failures).toEqual([
+      {
+        source: literal,
+        message: `session cc-a_b-${hash}: ${literal} maps to the id of ${spaced}, imported as that session; rename one of the files to import both`,
+      },
+    ]);
+  });
+
+  it('the same transcript moved elsewhere is still the same source: kept', async () => {
+    const a = path.join(dir, 'one', `${SID.tools}.jsonl`);
+    const b = path.join(dir, 'two', `${SID.tools}.jsonl`);
+    await mkdir(path.dirname(a), { recursive: true });
+    await mkdir(path.dirname(b), { recursive: true });
+    await cp(transcriptFile(SID.tools), a);
+    await cp(transcriptFile(SID.tools), b);
+    const store = new MemoryEventStore();
+    await importTranscripts(store, [a]);
+    const again = await importTranscripts(store, [b]);
+    expect(again.failures).toEqual([]);
+    expect(again.sessions[0]!.status).toBe('already imported');
   });
 
   it('never replaces a session it did not import', async () => {
@@ -240,7 +343,6 @@ describe('malformed and unknown lines', async () => {
   it('keeps every line it cannot map as import.unmapped, with its type and why, and counts it', () => {
     expect(entry.unmapped).toBe(unmapped.length);
     expect(unmapped.map((u) => [u.line, u.lineType, u.why.replace(/ \(.*\)$/, '')])).toEqual([
-      [2, 'system:stop_hook_summary', 'stop_hook_summary with no finished response before it'],
       [3, '(malformed)', 'not valid JSON'],
       [4, '(malformed)', 'not a JSON object'],
       [5, 'telepathy', 'unknown line type'],
@@ -251,7 +353,12 @@ describe('malformed and unknown lines', async () => {
       [11, 'system:compact_boundary', 'compact_boundary with no summary message after it'],
       [18, '(malformed)', 'not valid JSON'],
     ]);
-    expect(unmapped[2]!.text).toBe('[1, 2, 3]');
+    expect(unmapped[1]!.text).toBe('[1, 2, 3]');
+  });
+
+  it('maps a stop_hook_summary no finished response came before as the Stop hooks’ decision (issue 18, item 12)', async () => {
+    const hooks = (await readLog(store, entry.sessionId)).filter((r) => r.type === 'hook.decided');
+    expect(hooks[0]?.data).toMatchObject({ hook: 'Stop', decision: 'allow' });
   });
 
   it('names each malformed line by number, and the import goes on past it', () => {
@@ -261,7 +368,7 @@ describe('malformed and unknown lines', async () => {
 
   it('records the counts in session.created.importedFrom', async () => {
     const from = (await created(store, entry.sessionId)).importedFrom!;
-    expect(from.lines).toMatchObject({ total: 18, unmapped: 7, malformed: 3 });
+    expect(from.lines).toMatchObject({ total: 18, unmapped: 6, malformed: 3 });
     expect(from.records).toBe(entry.records);
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { Redactor } from '../../src/lib/secrets.ts';
 import { SessionWriter } from '../../src/runtime/sessionWriter.ts';
 import { MemoryEventStore } from '../../src/store/memoryStore.ts';
 import type { DraftRecord } from '../../src/store/records.ts';
@@ -65,6 +66,38 @@ describe('SessionWriter', () => {
     const second = w.commit();
     await expect(first).rejects.toThrow(/ENOSPC/);
     await second;
+    expect((await readLog(store, 's1')).map((r) => r.seq)).toEqual([1, 2]);
+  });
+});
+
+/** `{ a: { a: … } }`, `depth` objects deep, built without recursion. */
+function nested(depth: number): unknown {
+  let v: unknown = 'bottom';
+  for (let i = 0; i < depth; i++) v = { a: v };
+  return v;
+}
+
+describe('SessionWriter and input nested past the depth limit (issue 18, item 7)', () => {
+  it('a record it refuses takes no seq: the next one follows and commits (was: seq gap, session interrupted)', async () => {
+    const store = new MemoryEventStore();
+    // An active redactor, as in any run with ANTHROPIC_API_KEY set: its walk is where 3 800 levels broke.
+    const w = new SessionWriter(
+      's1',
+      store,
+      emptySessionState(),
+      new Redactor(new Map([['ANTHROPIC_API_KEY', 'sk-ant-0123456789abcdef']])),
+    );
+    w.add(abort('first'));
+    const deep: DraftRecord = {
+      type: 'abort.requested',
+      run: null,
+      at: 1,
+      data: { reason: 'x', deep: nested(3_800) } as never,
+    };
+    expect(() => w.add(deep)).toThrow(/nested deeper than 544 levels/);
+    expect(w.lastSeq).toBe(1);
+    w.add(abort('after'));
+    await w.commit();
     expect((await readLog(store, 's1')).map((r) => r.seq)).toEqual([1, 2]);
   });
 });

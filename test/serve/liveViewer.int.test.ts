@@ -73,7 +73,11 @@ describe.skipIf(chromiumMissing)('reloop serve: a session watched live while it 
           document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(e.violatedDirective));`,
       });
 
+      // The printed URL carries the token once; the page and its own requests (view, event
+      // stream) go on with the cookie it set, and the address bar keeps no token.
+      expect(served.url).toMatch(/\/\?token=[\w-]{43}$/);
       await page.goto(served.url);
+      expect(page.url()).not.toContain('token');
       await page.click(`a[href="/sessions/${run.session}"]`);
       await page.waitForSelector('html[data-ready]');
       await expect.poll(() => page.textContent('#live')).toBe('● live');

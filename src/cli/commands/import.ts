@@ -9,6 +9,8 @@ import {
   out,
   plural,
   printJson,
+  storeDir,
+  storeLocationOf,
   UsageError,
   withCommonOptions,
 } from '../io.ts';
@@ -58,7 +60,10 @@ export function registerImport(program: Command): void {
     const store = await openStore(opts, { create: true });
     let report: ImportReport;
     try {
-      report = await importTranscripts(store, paths, { force: opts.force === true });
+      report = await importTranscripts(store, paths, {
+        force: opts.force === true,
+        ...(storeLocationOf(opts).kind === 'file' ? { skipDirs: [storeDir(opts)] } : {}),
+      });
     } catch (e) {
       if (e instanceof ImportPathError) throw new UsageError(e.message, e.code);
       throw e;
@@ -72,12 +77,23 @@ export function registerImport(program: Command): void {
         err(`warning: ${s.source} line ${m.line}: ${m.why}; kept as import.unmapped`);
     }
     for (const f of report.failures) err(`error: ${f.source}: ${f.message}`);
+    // Said on stderr in --json mode, whose stdout shape is fixed.
+    if (opts.json) for (const f of report.skipped) err(`warning: skipped ${skippedNote(f)}`);
     const unmapped = all.reduce((n, s) => n + s.unmapped, 0);
     if (opts.json) printJson({ sessions: report.sessions.map(toJson) });
     else printHuman(report, all, unmapped);
-    if (unmapped > 0 || report.failures.length > 0) process.exitCode = EXIT.failed;
+    // Lines kept as import.unmapped are counted and reported, not failures: the session is
+    // complete without them (a line type newer than this importer). Input that could not be read
+    // — a malformed line, a transcript that failed — is.
+    const malformed = all.reduce((n, s) => n + s.malformed.length, 0);
+    if (malformed > 0 || report.failures.length > 0) process.exitCode = EXIT.failed;
   });
 }
+
+const skippedNote = (f: ImportReport['skipped'][number]) =>
+  f.why === 'hidden'
+    ? `${f.path} (a hidden file: name it on its own to import it)`
+    : `${f.path} (the store imported into: its logs are no transcripts)`;
 
 function printHuman(report: ImportReport, all: ImportedSession[], unmapped: number): void {
   for (const s of all) {
@@ -100,6 +116,7 @@ function printHuman(report: ImportReport, all: ImportedSession[], unmapped: numb
     if (kinds) out(`          not mapped: ${kinds} (reloop log ${s.sessionId} --type import.unmapped)`);
   }
   for (const f of report.ignored) out(`ignored   ${f} (inside a session folder, not a transcript)`);
+  for (const f of report.skipped) out(`skipped   ${skippedNote(f)}`);
   const imported = all.filter((s) => s.status === 'imported').length;
   const kept = all.length - imported;
   out(

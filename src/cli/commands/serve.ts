@@ -10,7 +10,7 @@ import {
   withCommonOptions,
 } from '../io.ts';
 
-type ServeOptions = GlobalOptions & { port: string; host: string };
+type ServeOptions = GlobalOptions & { port: string; host: string; auth: boolean };
 
 export function registerServe(program: Command): void {
   withCommonOptions(
@@ -20,8 +20,12 @@ export function registerServe(program: Command): void {
       .option('--port <port>', 'port to listen on (0: any free port)', '4680')
       .option(
         '--host <host>',
-        'address to listen on (anything but loopback exposes your sessions)',
+        'address to listen on (anything but loopback exposes your sessions to the network)',
         '127.0.0.1',
+      )
+      .option(
+        '--no-auth',
+        'serve without the token (any local user, or anyone who can reach --host, reads every session)',
       ),
   ).action(async (opts: ServeOptions) => {
     const port = intOption('--port', opts.port);
@@ -33,18 +37,20 @@ export function registerServe(program: Command): void {
     }
     // The server pulls in the chart and the viewer: loaded only when this command runs.
     const { startViewerServer } = await import('../../serve/server.ts');
+    const { newToken } = await import('../../serve/access.ts');
     const followable = store as typeof store & Required<Pick<typeof store, 'follow'>>;
     const served = await startViewerServer({
       store: followable,
       storeDir: storeLabel(opts),
       host: opts.host,
       port,
+      token: opts.auth ? newToken() : null,
     }).catch(async (e: unknown) => {
       await store.close();
       throw e;
     });
-    if (opts.json) printJson({ url: served.url, store: storeLabel(opts) });
-    else out(`serving ${storeLabel(opts)} at ${served.url} (Ctrl-C to stop)`);
+    if (opts.json) printJson({ url: served.openUrl, token: served.token, store: storeLabel(opts) });
+    else out(`serving ${storeLabel(opts)} at ${served.openUrl} (Ctrl-C to stop)`);
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);

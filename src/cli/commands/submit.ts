@@ -20,6 +20,9 @@ export function registerSubmit(program: Command): void {
   ).action(async (prompt: string, opts: RunOptions) => {
     const { RunSpecSchema } = await import('../../worker/runSpec.ts');
     const spec = RunSpecSchema.parse(await specOf(opts));
+    // The job stores the spec as JSON: one that cannot be stored is refused before anything is written.
+    const { assertJsonDepth } = await import('../../lib/jsonDepth.ts');
+    assertJsonDepth(spec, 'the run spec');
     const store = await openStore(opts);
     try {
       const { runQueueOf } = await import('../../store/runQueue.ts');
@@ -31,32 +34,37 @@ export function registerSubmit(program: Command): void {
           'NO_RUN_QUEUE',
         );
       }
-      let sessionId = opts.resume;
-      let afterSeq = 0;
-      if (sessionId) {
-        afterSeq = await store.lastSeq(sessionId);
-      } else {
-        const { nanoidIds } = await import('../../runtime/determinism.ts');
-        const { CURRENT_SCHEMA_VERSION } = await import('../../store/records.ts');
-        sessionId = nanoidIds('session');
-        await store.append(
-          sessionId,
-          [
-            {
-              v: CURRENT_SCHEMA_VERSION,
-              seq: 1,
-              at: Date.now(),
-              session: sessionId,
-              run: null,
-              type: 'session.created',
-              data: { cwd: spec.cwd },
-            },
-          ],
-          { expectedSeq: 0 },
-        );
-        afterSeq = 1;
+      if (opts.resume) {
+        await queue.enqueue(opts.resume, spec, prompt, await store.lastSeq(opts.resume));
+        if (opts.json) printJson({ sessionId: opts.resume, status: 'queued' });
+        else out(`queued ${opts.resume}`);
+        return;
       }
-      await queue.enqueue(sessionId, spec, prompt, afterSeq);
+      const { nanoidIds } = await import('../../runtime/determinism.ts');
+      const { CURRENT_SCHEMA_VERSION } = await import('../../store/records.ts');
+      const sessionId = nanoidIds('session');
+      await store.append(
+        sessionId,
+        [
+          {
+            v: CURRENT_SCHEMA_VERSION,
+            seq: 1,
+            at: Date.now(),
+            session: sessionId,
+            run: null,
+            type: 'session.created',
+            data: { cwd: spec.cwd },
+          },
+        ],
+        { expectedSeq: 0 },
+      );
+      try {
+        await queue.enqueue(sessionId, spec, prompt, 1);
+      } catch (e) {
+        // A session nobody will ever run is not left behind (it would list as idle, promptless).
+        await store.remove?.(sessionId).catch(() => undefined);
+        throw e;
+      }
       if (opts.json) printJson({ sessionId, status: 'queued' });
       else out(`queued ${sessionId}`);
     } finally {

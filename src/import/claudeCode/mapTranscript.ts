@@ -132,7 +132,7 @@ class TranscriptMapper {
       case 'stopHookSummary':
         this.closeRoundFor(i);
         if (this.out.open?.stop) this.resolveStop(e, i);
-        else this.note(e, 'stop_hook_summary with no finished response before it');
+        else this.stopHooksWithoutFinish(e);
         return;
       case 'stopFeedback':
         this.closeRoundFor(i);
@@ -370,6 +370,22 @@ class TranscriptMapper {
     const used = decideStop(this.out, e, this.result.lastAt ?? 0);
     if (used && i !== null) this.consumed.add(i);
     return used;
+  }
+
+  /**
+   * Claude Code ran its Stop hooks although no response finished the turn (real transcripts: right
+   * after a tool batch's results, the turn ended there and the person typed on). The chart has no
+   * stop checks there, so no transition: the hooks' run is kept as the fact it is, and the run
+   * stays as the transcript leaves it (the next prompt closes it as interrupted).
+   */
+  private stopHooksWithoutFinish(e: EventOf<'stopHookSummary'>): void {
+    this.out.rec('hook.decided', e.at, {
+      hook: 'Stop',
+      decision: e.prevented ? 'prevent' : 'allow',
+      ...(e.stopReason ? { reason: e.stopReason } : {}),
+      ...(e.commands.length ? { command: e.commands.join(' && ') } : {}),
+      durationMs: e.durationMs,
+    });
   }
 
   private apiError(e: EventOf<'apiError'>, i: number): void {

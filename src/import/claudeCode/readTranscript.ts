@@ -1,4 +1,5 @@
 import { readFile, stat } from 'node:fs/promises';
+import { MAX_JSON_DEPTH, nestedDeeperThan } from '../../lib/jsonDepth.ts';
 import { classifyLine, clipText } from './classify.ts';
 import type { TranscriptEvent } from './events.ts';
 
@@ -94,6 +95,11 @@ export function parseTranscript(source: string, options: ParseOptions): Transcri
     }
     if (!isObject(parsed)) {
       events.push(malformed(lineNo, 'not a JSON object', raw));
+      continue;
+    }
+    // A tool input a model nested thousands deep: refused here rather than overflow a walk later.
+    if (nestedDeeperThan(parsed, MAX_JSON_DEPTH)) {
+      events.push(malformed(lineNo, `nested deeper than ${MAX_JSON_DEPTH} levels`, raw));
       continue;
     }
     info.sessionId ??= typeof parsed.sessionId === 'string' ? parsed.sessionId : null;
