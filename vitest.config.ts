@@ -8,6 +8,7 @@ export default defineConfig({
     // Tests written as a user writes them (`from 'reloop/testing'`) run against the source.
     alias: [
       { find: /^reloop\/testing$/, replacement: src('testing/index.ts') },
+      { find: /^reloop\/otel$/, replacement: src('otel/index.ts') },
       { find: /^reloop$/, replacement: src('index.ts') },
     ],
   },

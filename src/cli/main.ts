@@ -1,8 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
+import { packageVersion } from '../lib/version.ts';
 import { registerApprovals } from './commands/approvals.ts';
 import { registerCopy } from './commands/copy.ts';
 import { registerCoverage } from './commands/coverage.ts';
+import { registerExport } from './commands/export.ts';
 import { registerFork } from './commands/fork.ts';
 import { registerImport } from './commands/import.ts';
 import { registerLog } from './commands/log.ts';
@@ -52,6 +53,7 @@ const commands: ((p: Command) => void)[] = [
   registerCopy,
   registerServe,
   registerImport,
+  registerExport,
 ];
 
 for (const register of commands) register(program);
@@ -88,10 +90,4 @@ function exitCodeOf(e: unknown): number {
   const code = (e as { code?: unknown })?.code;
   err(`reloop: ${e instanceof Error ? e.message : String(e)}${typeof code === 'string' ? ` [${code}]` : ''}`);
   return EXIT.failed;
-}
-
-/** From the package.json next to dist/ (or src/): one source for the version. */
-function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
-  return String(pkg.version);
 }

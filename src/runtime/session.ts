@@ -1,3 +1,4 @@
+import type { TracerProvider } from '@opentelemetry/api';
 import { TASK_TOOL_NAME } from '../agents/definition.ts';
 import type { HookRunner } from '../hooks/runner.ts';
 import type { HookRecord, HooksOption, StopHook } from '../hooks/types.ts';
@@ -107,6 +108,13 @@ export interface SessionOptions {
   /** Offer the `Task` tool: sub-agents as child sessions on the same store (a child gets none). */
   subAgents?: SubAgentsOptions;
   /**
+   * OpenTelemetry: every run of this session and of its sub-agents as GenAI spans, made from its
+   * records as they are added (docs/otel.md). Export never holds up a run.
+   */
+  tracerProvider?: TracerProvider;
+  /** Put conversation content on the spans (gen_ai.input.messages …), redacted as the log is. Default off. */
+  traceContent?: boolean;
+  /**
    * MCP servers whose tools the model gets (`mcp__<server>__<tool>`), started at the first run
    * and kept until `close()`: by name, a configuration as in `.mcp.json` (stdio, http, sse) or
    * an in-process server (`{ type: 'sdk', instance }`, or the SDK's `McpServer` itself); or
@@ -210,6 +218,7 @@ export class Session {
     const id = opts.id ?? (opts.ids ?? nanoidIds)('session');
     const writer = new SessionWriter(id, opts.store, emptySessionState());
     const session = new Session(writer, opts);
+    await session.traced([]);
     session.rec(null, 'session.created', {
       ...(opts.title ? { title: opts.title } : {}),
       ...(opts.cwd ? { cwd: opts.cwd } : {}),
@@ -225,7 +234,24 @@ export class Session {
     const records: LogRecord[] = [];
     for await (const r of opts.store.read(sessionId)) records.push(r);
     const state = fold(records, emptySessionState());
-    return new Session(new SessionWriter(sessionId, opts.store, state), opts);
+    const session = new Session(new SessionWriter(sessionId, opts.store, state), opts);
+    await session.traced(records);
+    return session;
+  }
+
+  /** Traces this session's records from now on; `prior` are those already in its log. */
+  private async traced(prior: readonly LogRecord[]): Promise<void> {
+    const provider = this.opts.tracerProvider;
+    if (!provider) return;
+    try {
+      const { liveTrace } = await import('../otel/live.ts');
+      this.writer.onRecord(liveTrace(provider, this.id, prior, this.opts.traceContent === true));
+    } catch (e) {
+      // Tracing is an observer: a session runs the same without it, and says so.
+      process.emitWarning(
+        `reloop: session ${this.id} is not traced: ${e instanceof Error ? e.message : String(e)}`,
+      );
+    }
   }
 
   get id(): string {

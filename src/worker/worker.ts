@@ -1,3 +1,4 @@
+import type { TracerProvider } from '@opentelemetry/api';
 import { messageOf } from '../lib/errors.ts';
 import { loadRecords } from '../replay/loadSession.ts';
 import { parkedCalls, treeApprovals } from '../runtime/approvals.ts';
@@ -32,6 +33,9 @@ export interface WorkerOptions {
   /** Aborted: abort the runs held and queue them again for another worker. */
   stop?: AbortSignal;
   onEvent?: (e: WorkerEvent) => void;
+  /** OpenTelemetry: every run this worker drives is traced on this provider (docs/otel.md). */
+  tracerProvider?: TracerProvider;
+  traceContent?: boolean;
 }
 
 interface Held {
@@ -130,6 +134,10 @@ export async function runWorker(opts: WorkerOptions): Promise<{ runs: number }> 
       }
     }
     const options = await sessionOptionsFor(spec, { store, scriptStartAt: answered });
+    if (opts.tracerProvider) {
+      options.tracerProvider = opts.tracerProvider;
+      options.traceContent = opts.traceContent;
+    }
     const session = await Session.open(job.session, options);
     const result = await session
       .submit(job.prompt !== null && !delivered ? job.prompt : null, { signal: h.controller.signal })

@@ -117,6 +117,8 @@ describe('the packed package', () => {
       'package/dist/index.d.ts',
       'package/dist/testing/index.js',
       'package/dist/testing/index.d.ts',
+      'package/dist/otel/index.js',
+      'package/dist/otel/index.d.ts',
       'package/src/demo/project/sum.js',
       'package/README.md',
     ]) {

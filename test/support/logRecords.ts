@@ -15,3 +15,14 @@ export function recordsOf<T extends LogRecord['type']>(
 ): RecordOf<T>[] {
   return records.filter((r): r is RecordOf<T> => r.type === type);
 }
+
+/** Every record of one session of the store at `location` (a directory or a postgres:// URL), opened for this read. */
+export async function readStoredLog(location: string, id: string): Promise<LogRecord[]> {
+  const { openStore, storeLocation } = await import('../../src/store/openStore.ts');
+  const store = await openStore(storeLocation(location));
+  try {
+    return await readLog(store, id);
+  } finally {
+    await store.close();
+  }
+}

@@ -21,6 +21,8 @@ export interface RunOptions extends GlobalOptions {
   subagentMaxTurns?: string;
   passEnv: string[];
   onAsk?: string;
+  otel?: boolean;
+  otelContent?: boolean;
   mcpConfig?: string[];
   strictMcpConfig?: boolean;
 }
@@ -33,7 +35,12 @@ export function registerRun(program: Command): void {
         .description('run the agent loop once on a prompt (Anthropic model, a script, or the offline demo)'),
     )
       .option('--demo', 'offline demo: fix a failing test in a scratch copy of a tiny project')
-      .option('--resume <session>', 'continue a session (after a crash the interrupted run is closed first)'),
+      .option('--resume <session>', 'continue a session (after a crash the interrupted run is closed first)')
+      .option(
+        '--otel',
+        'export OpenTelemetry traces while the run goes (OTEL_EXPORTER_OTLP_* variables; docs/otel.md)',
+      )
+      .option('--otel-content', 'with --otel: put the conversation on the spans too, redacted as the log is'),
   ).action(async (prompt: string | undefined, opts: RunOptions) => {
     // Everything the run needs (the runtime, the chart, the tools, a model client) loads here.
     if (opts.demo) {
@@ -50,15 +57,21 @@ export function registerRun(program: Command): void {
     if (!prompt && !opts.resume)
       throw new UsageError('a prompt is required (or --resume <session> to continue one)');
     const { prepareRun, runPrepared } = await import('../runSession.ts');
+    const { startCliTracing, stopCliTracing } = await import('../otel.ts');
     // Every flag, the script, the settings and --cwd are checked before the store is opened, so
     // bad usage leaves no trace on disk.
-    const prepared = await prepareRun(opts);
+    const tracing = await startCliTracing(opts);
+    const prepared = await prepareRun(
+      opts,
+      tracing ? { tracerProvider: tracing.tracerProvider, traceContent: tracing.traceContent } : {},
+    );
     const store = await openStore(opts, { create: !opts.resume });
     try {
       const result = await runPrepared(store, prompt ?? null, prepared, opts);
       process.exitCode = exitCodeOf(result.status);
     } finally {
       await store.close();
+      await stopCliTracing(tracing);
     }
   });
 }

@@ -18,6 +18,8 @@ interface WorkerFlags extends GlobalOptions {
   exitWhenIdle?: boolean;
   leaseSeconds?: string;
   id?: string;
+  otel?: boolean;
+  otelContent?: boolean;
 }
 
 /**
@@ -33,17 +35,27 @@ export function registerWorker(program: Command): void {
       .option('--concurrency <n>', 'runs driven at once', '1')
       .option('--exit-when-idle', 'exit once nothing is queued or running anywhere')
       .option('--lease-seconds <n>', 'a claim lapses this long after its worker stops renewing it', '30')
-      .option('--id <name>', 'worker name shown by `reloop sessions` (default: host:pid)'),
+      .option('--id <name>', 'worker name shown by `reloop sessions` (default: host:pid)')
+      .option(
+        '--otel',
+        "export OpenTelemetry traces of the runs it drives, as the worker's (OTEL_* variables)",
+      )
+      .option('--otel-content', 'with --otel: put the conversation on the spans too, redacted as the log is'),
   ).action(async (opts: WorkerFlags) => {
     const concurrency = intOption('--concurrency', opts.concurrency) ?? 1;
     const leaseSeconds = intOption('--lease-seconds', opts.leaseSeconds) ?? 30;
     if (concurrency < 1 || leaseSeconds < 1)
       throw new UsageError('--concurrency and --lease-seconds must be ≥ 1');
+    const id = opts.id ?? `${hostname()}:${process.pid}`;
+    const { startCliTracing, stopCliTracing } = await import('../otel.ts');
+    // The worker's identity is its spans' resource: which worker drove a run shows in the back-end.
+    const tracing = await startCliTracing(opts, { 'service.instance.id': id, 'reloop.worker.id': id });
     const store = await openStore(opts);
     const { runQueueOf } = await import('../../store/runQueue.ts');
     const queue = runQueueOf(store);
     if (!queue) {
       await store.close();
+      await stopCliTracing(tracing);
       throw new CommandFailed(
         'a worker needs a store with a run queue: --store postgres://… (or RELOOP_STORE)',
         EXIT.failed,
@@ -51,7 +63,6 @@ export function registerWorker(program: Command): void {
       );
     }
     const { runWorker } = await import('../../worker/worker.ts');
-    const id = opts.id ?? `${hostname()}:${process.pid}`;
     const drain = new AbortController();
     const stop = new AbortController();
     const onSignal = () => (drain.signal.aborted ? stop.abort() : drain.abort());
@@ -68,6 +79,7 @@ export function registerWorker(program: Command): void {
         exitWhenIdle: opts.exitWhenIdle === true,
         drain: drain.signal,
         stop: stop.signal,
+        ...(tracing ? { tracerProvider: tracing.tracerProvider, traceContent: tracing.traceContent } : {}),
         onEvent: (e) => {
           if (opts.json) return printJson({ worker: id, ...e });
           switch (e.type) {
@@ -91,6 +103,7 @@ export function registerWorker(program: Command): void {
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
       await store.close();
+      await stopCliTracing(tracing);
     }
   });
 }

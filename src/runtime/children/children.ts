@@ -272,6 +272,9 @@ export class Children {
       backoff: p.backoff,
       toolTimeoutMs: p.toolTimeoutMs,
       compactTailTokens: p.compactTailTokens,
+      // A child's spans join its parent's trace (the same provider: one tree of translators).
+      tracerProvider: p.tracerProvider,
+      traceContent: p.traceContent,
       ...(onChildRecord ? { onRecord: (r, s) => onChildRecord(r.session, r, s) } : {}),
     };
   }
