@@ -10,5 +10,5 @@ export {
 export { HOOK_EVENTS, type HookEvent } from './events.ts';
 export { compileMatcher, MatcherSyntaxError } from './matcher.ts';
 export { type HookRun, type HookRunContext, HookRunner } from './runner.ts';
-export { commandLineHooks, flagSettingsLayer } from './settings.ts';
+export { commandLineHooks, flagSettingsLayer, runHooksFromFlags, runHooksFromLayers } from './settings.ts';
 export type * from './types.ts';
