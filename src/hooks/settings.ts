@@ -47,18 +47,23 @@ export function commandLineHooks(event: HookEvent, commands: readonly string[]):
 }
 
 /**
- * The hooks of a CLI run (or a worker's): the `--settings` layer's and `--stop-hook`'s. Until the
- * settings loader hands over every source's layer, `--settings` is the only settings source.
+ * The hooks of a run: every settings layer's (the settings loader's, src/settings, lowest
+ * precedence first) and `--stop-hook`'s, as one `SessionOptions.hooks`.
  */
+export function runHooksFromLayers(
+  layers: readonly SettingsLayer[],
+  stopHook: readonly string[],
+): LoadedHooks {
+  const loaded = hooksFromLayers(layers);
+  return { hooks: mergeHooks(loaded.hooks, commandLineHooks('Stop', stopHook)), warnings: loaded.warnings };
+}
+
+/** The hooks of a CLI run (or a worker's) whose only settings source is `--settings`. */
 export async function runHooksFromFlags(args: {
   settings?: string;
   stopHook: readonly string[];
   cwd: string;
 }): Promise<LoadedHooks> {
   const layers = args.settings ? [await flagSettingsLayer(args.settings, args.cwd)] : [];
-  const loaded = hooksFromLayers(layers);
-  return {
-    hooks: mergeHooks(loaded.hooks, commandLineHooks('Stop', args.stopHook)),
-    warnings: loaded.warnings,
-  };
+  return runHooksFromLayers(layers, args.stopHook);
 }
