@@ -1,5 +1,6 @@
-/** reloop's public API: the chart, the runtime, the stores, replay, model clients, tools, sub-agent definitions and the importer. */
+/** reloop's public API: the chart, the runtime, the stores, replay, model clients, tools, hooks, sub-agent definitions and the importer. */
 export * from './agents/index.ts';
+export * from './hooks/index.ts';
 export * from './import/index.ts';
 export * from './machines/index.ts';
 export * from './mcp/index.ts';

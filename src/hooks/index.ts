@@ -5,7 +5,7 @@ export {
   hooksFromLayers,
   type LoadedHooks,
   mergeHooks,
-  type SettingsLayer,
+  type SettingsLayer as HookSettingsLayer,
 } from './config.ts';
 export { HOOK_EVENTS, type HookEvent } from './events.ts';
 export { compileMatcher, MatcherSyntaxError } from './matcher.ts';
