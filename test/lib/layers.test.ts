@@ -29,7 +29,7 @@ const MAY_IMPORT: Record<string, readonly string[] | 'anything'> = {
   mcp: ['lib', 'model', 'tools'],
   demo: ['lib', 'model'],
   otel: ['lib', 'model', 'store'],
-  runtime: ['lib', 'model', 'agents', 'store', 'machines', 'tools', 'hooks', 'mcp', 'otel'],
+  runtime: ['lib', 'model', 'agents', 'store', 'machines', 'tools', 'hooks', 'mcp', 'otel', 'settings'],
   viz: ['lib', 'model', 'store', 'machines'],
   import: ['lib', 'model', 'store', 'machines', 'viz'],
   replay: ['lib', 'model', 'agents', 'store', 'machines', 'tools', 'hooks', 'mcp', 'runtime', 'viz'],

@@ -14,6 +14,8 @@ export interface RunOptions extends GlobalOptions {
   deny: string[];
   stopHook: string[];
   settings?: string;
+  settingSources?: string;
+  addDir?: string[];
   fallbackModel?: string;
   resume?: string;
   demo?: boolean;
