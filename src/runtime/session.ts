@@ -337,6 +337,16 @@ export class Session {
     }
   }
 
+  /**
+   * Closes the last run if it never ended, exactly as `submit` closes it before continuing
+   * (`run.ended`, reason `interrupted`), and runs nothing: a worker giving up on a run that kept
+   * failing while open leaves the log closed. True when there was a run to close.
+   */
+  async closeOpenRun(): Promise<boolean> {
+    if (this.controller) throw new SessionBusyError(this.id);
+    return (await this.closeInterruptedRun()) !== null;
+  }
+
   private async run(
     prompt: string | Message | null,
     signal: AbortSignal,
