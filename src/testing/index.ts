@@ -6,7 +6,7 @@
  */
 import type { z } from 'zod';
 import { CoverageCounter, type CoverageReport } from '../coverage/coverage.ts';
-import type { StopHook } from '../hooks/types.ts';
+import type { HooksOption, StopHook } from '../hooks/types.ts';
 import type { StopReason } from '../model/messages.ts';
 import { costOf } from '../model/pricing.ts';
 import { parseScript, type ScriptTurnSchema } from '../model/script.ts';
@@ -19,9 +19,10 @@ import { MemoryEventStore } from '../store/memoryStore.ts';
 import type { LogRecord } from '../store/records.ts';
 import type { EventStore } from '../store/types.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
-import type { AnyTool, CanUseTool } from '../tools/types.ts';
+import type { AnyTool, AskUser, CanUseTool } from '../tools/types.ts';
 
 export type { CoverageReport } from '../coverage/coverage.ts';
+export { TOOL_OUTCOMES, type ToolOutcomeCounts, type ToolOutcomeName } from '../coverage/toolOutcomes.ts';
 
 /**
  * One scripted answer of the model, as written in a script file (docs/script-format.md):
@@ -110,8 +111,15 @@ export interface RunSessionOptions {
   /** Where the log goes (default: a fresh memory store). */
   store?: EventStore;
   stopHooks?: readonly StopHook[];
+  /** Hooks of every Claude Code event, as `Session.create` takes them (SDK shape). */
+  hooks?: HooksOption;
   /** Permission policy (default: every call allowed). */
   canUseTool?: CanUseTool;
+  /** Answers the policy's `ask`; without it an ask parks the run (or denies, `unattendedAsk: 'deny'`). */
+  askUser?: AskUser;
+  unattendedAsk?: 'park' | 'deny';
+  /** Aborts the run in progress when it fires (the run ends `aborted`, its tools `interrupted`). */
+  signal?: AbortSignal;
 }
 
 export interface SessionRun {
@@ -136,14 +144,17 @@ export async function runSession(options: RunSessionOptions): Promise<SessionRun
     settings: options.settings,
     cwd: options.cwd ?? process.cwd(),
     stopHooks: options.stopHooks,
+    hooks: options.hooks,
     canUseTool: options.canUseTool,
+    askUser: options.askUser,
+    unattendedAsk: options.unattendedAsk,
     clock: new VirtualClock(),
     random: seededRandom(1),
     ids: counterIds('test-'),
   });
   const target = abortTargets.get(options.model);
   if (target) target.abort = () => session.abort();
-  const result = await session.submit(options.prompt);
+  const result = await session.submit(options.prompt, { signal: options.signal });
   const records: LogRecord[] = [];
   for await (const r of store.read(session.id)) records.push(r);
   return { result, records, reasons: reasonsOf(records) };
@@ -158,8 +169,9 @@ export function reasonsOf(records: Iterable<LogRecord>): string[] {
 
 /**
  * What these records cover of the chart: exactly the shape `reloop coverage --json` prints,
- * `{ reasons: { covered, missing }, edges: { covered, total, missing } }`. Give one session's
- * records or a list of them (one per session).
+ * `{ reasons: { covered, missing }, edges: { covered, total, missing }, tools }`, where `tools`
+ * gives each tool's calls per outcome (`{ Read: { ok: 3, denied: 1, parked: 0, … } }`, every
+ * outcome of TOOL_OUTCOMES present). Give one session's records or a list of them (one per session).
  */
 export function coverageOf(
   records: readonly LogRecord[] | readonly (readonly LogRecord[])[],
