@@ -181,7 +181,8 @@ export class Session {
     this.clock = opts.clock ?? systemClock;
     this.hookRunner = hookRunnerFor(this.hookSetup(), writer.sessionId);
     if (opts.subAgents) {
-      // A bad `tools` entry in an agent file fails here, at start-up, naming the file.
+      // A `tools` entry the session does not have (or `Task`) is left out here, with a warning in
+      // `agents.warnings`: a child is never offered a tool its parent lacks, nor a Task of its own.
       opts.subAgents.agents.checkTools(tools.names());
       this.children = new Children(
         {

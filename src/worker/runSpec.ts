@@ -9,7 +9,7 @@ import { parseScript } from '../model/script.ts';
 import { ScriptedModelClient } from '../model/scripted.ts';
 import type { RunSettings } from '../runtime/config.ts';
 import type { SessionOptions } from '../runtime/session.ts';
-import { loadSettings } from '../settings/index.ts';
+import { loadSettings, userClaudeDir } from '../settings/index.ts';
 import type { EventStore } from '../store/types.ts';
 import { builtinTools } from '../tools/builtin/index.ts';
 import { createPermissionPolicy, PermissionModeSchema } from '../tools/permissions/index.ts';
@@ -106,8 +106,9 @@ export async function sessionOptionsFor(
   });
   for (const w of mcp.warnings) deps.warn?.(w);
   // `Task`, as `reloop run` offers it: a sub-agent runs in the worker that runs its parent.
-  const agents = await loadAgents({ cwd, dirs: spec.agentsDir });
+  const agents = await loadAgents({ cwd, dirs: spec.agentsDir, userDir: userClaudeDir() });
   agents.checkTools(tools.map((t) => t.name));
+  for (const w of agents.warnings) deps.warn?.(w);
   return {
     store: deps.store,
     model,
