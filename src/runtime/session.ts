@@ -56,6 +56,7 @@ import {
 } from './sessionHooks.ts';
 import { type McpServersOption, SessionMcp } from './sessionMcp.ts';
 import { type RecordListener, SessionWriter } from './sessionWriter.ts';
+import { type SessionEvent, streamRun } from './streamEvents.ts';
 
 export interface SessionOptions {
   store: EventStore;
@@ -169,6 +170,8 @@ export class Session {
   private readonly hookRunner: HookRunner | null;
   /** SessionStart has been owed (the first run of this object fires it). */
   private sessionStarted = false;
+  /** Listeners of `stream()` calls, beside `SessionOptions.onStreamEvent`. */
+  private readonly streamTaps = new Set<(e: ModelStreamEvent) => void>();
 
   private constructor(
     private readonly writer: SessionWriter,
@@ -178,7 +181,8 @@ export class Session {
     this.clock = opts.clock ?? systemClock;
     this.hookRunner = hookRunnerFor(this.hookSetup(), writer.sessionId);
     if (opts.subAgents) {
-      // A bad `tools` entry in an agent file fails here, at start-up, naming the file.
+      // A `tools` entry the session does not have (or `Task`) is left out here, with a warning in
+      // `agents.warnings`: a child is never offered a tool its parent lacks, nor a Task of its own.
       opts.subAgents.agents.checkTools(tools.names());
       this.children = new Children(
         {
@@ -337,6 +341,39 @@ export class Session {
     }
   }
 
+  /**
+   * Closes the last run if it never ended, exactly as `submit` closes it before continuing
+   * (`run.ended`, reason `interrupted`), and runs nothing: a worker giving up on a run that kept
+   * failing while open leaves the log closed. True when there was a run to close.
+   */
+  async closeOpenRun(): Promise<boolean> {
+    if (this.controller) throw new SessionBusyError(this.id);
+    return (await this.closeInterruptedRun()) !== null;
+  }
+
+  /**
+   * `submit`, as an async iterator of the run's events (src/runtime/streamEvents.ts: the shapes
+   * of the Claude Agent SDK's `query()` messages); the iterator's return value is the result.
+   * Leaving the loop early aborts the run.
+   */
+  stream(
+    prompt?: string | Message | null,
+    options: { signal?: AbortSignal } = {},
+  ): AsyncGenerator<SessionEvent, RunResult, undefined> {
+    return streamRun({
+      id: this.id,
+      cwd: this.opts.cwd ?? process.cwd(),
+      tools: () => this.registry.names(),
+      onRecord: (l) => this.writer.onRecord(l),
+      onStreamEvent: (l) => {
+        this.streamTaps.add(l);
+        return () => this.streamTaps.delete(l);
+      },
+      submit: () => this.submit(prompt, options),
+      abort: (reason) => this.abort(reason),
+    });
+  }
+
   private async run(
     prompt: string | Message | null,
     signal: AbortSignal,
@@ -391,7 +428,7 @@ export class Session {
       toolTimeoutMs: this.opts.toolTimeoutMs,
       maxToolInputBytes: this.opts.maxToolInputBytes,
       compactTailTokens: this.opts.compactTailTokens,
-      onStreamEvent: this.opts.onStreamEvent,
+      onStreamEvent: this.streamTaps.size === 0 ? this.opts.onStreamEvent : (e) => this.tapStream(e),
     });
     const machine = withEffects(
       this.opts.machine ?? queryLoopMachine,
@@ -587,6 +624,11 @@ export class Session {
       pending: { sessionStart, prompt: child ? null : text, model },
       setup: this.hookSetup(),
     });
+  }
+
+  private tapStream(e: ModelStreamEvent): void {
+    this.opts.onStreamEvent?.(e);
+    for (const tap of this.streamTaps) tap(e);
   }
 
   private rec<T extends RecordType>(run: string | null, type: T, data: RecordData<T>): LogRecord {

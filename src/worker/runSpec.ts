@@ -10,7 +10,7 @@ import { ScriptedModelClient } from '../model/scripted.ts';
 import type { RunSettings } from '../runtime/config.ts';
 import { permissionSetup, runSettingsLayers } from '../runtime/permissionSetup.ts';
 import type { SessionOptions } from '../runtime/session.ts';
-import { FILE_SOURCES } from '../settings/index.ts';
+import { FILE_SOURCES, userClaudeDir } from '../settings/index.ts';
 import type { EventStore } from '../store/types.ts';
 import { builtinTools } from '../tools/builtin/index.ts';
 import { PermissionModeSchema } from '../tools/permissions/index.ts';
@@ -128,8 +128,9 @@ export async function sessionOptionsFor(
   });
   for (const w of mcp.warnings) deps.warn?.(w);
   // `Task`, as `reloop run` offers it: a sub-agent runs in the worker that runs its parent.
-  const agents = await loadAgents({ cwd, dirs: spec.agentsDir });
+  const agents = await loadAgents({ cwd, dirs: spec.agentsDir, userDir: userClaudeDir() });
   agents.checkTools(tools.map((t) => t.name));
+  for (const w of agents.warnings) deps.warn?.(w);
   return {
     store: deps.store,
     model,
