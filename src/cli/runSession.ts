@@ -276,7 +276,7 @@ function hookSettings(layers: Parameters<typeof runHooksFromLayers>[0], opts: Ru
   try {
     return runHooksFromLayers(layers, opts.stopHook);
   } catch (e) {
-    if (e instanceof HookSettingsError) throw new UsageError(`settings ${e.message}`, e.code);
+    if (e instanceof HookSettingsError) throw new UsageError(e.message, e.code);
     throw e;
   }
 }

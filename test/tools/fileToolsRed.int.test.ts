@@ -50,7 +50,8 @@ describe('allowOutsideCwd given the allow rules', () => {
   });
 
   it('Grep and Glob list a symlinked directory outside only where their own rules reach', async () => {
-    const tools = toolsWith([`Read(/${outside}/**)`]);
+    // An Edit rule speaks for the writing tools only (a Read rule would speak for Grep and Glob).
+    const tools = toolsWith([`Edit(/${outside}/**)`]);
     const { ctx } = contextFor(cwd);
     const grep = await (tools.get('Grep') as AnyTool).call(
       { pattern: 'KEY', glob: 'link/*', output_mode: 'content' },
@@ -66,6 +67,13 @@ describe('allowOutsideCwd given the allow rules', () => {
       ctx,
     );
     expect(found.content).toContain('KEY-MATERIAL');
+    // So does a Read rule: Claude Code applies Read rules to every tool that reads files.
+    const readAllowed = toolsWith([`Read(/${outside}/**)`]);
+    const viaRead = await (readAllowed.get('Grep') as AnyTool).call(
+      { pattern: 'KEY', glob: 'link/*', output_mode: 'content' },
+      ctx,
+    );
+    expect(viaRead.content).toContain('KEY-MATERIAL');
   });
 
   it('true still means "anywhere" (the policy checked every path), for SDK callers that want it', async () => {
