@@ -267,7 +267,7 @@ export async function workingDirectory(flag: string | undefined): Promise<string
 }
 
 /** The policy of the flags; a malformed `--allow` / `--deny` rule is bad usage. */
-function permissionPolicy(mode: PermissionMode, opts: RunOptions, cwd: string) {
+export function permissionPolicy(mode: PermissionMode, opts: RunOptions, cwd: string) {
   try {
     // The store is protected like .git: a model in acceptEdits must not rewrite its own log.
     return createPermissionPolicy({
