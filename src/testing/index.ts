@@ -99,9 +99,14 @@ export function scriptedModel(turns: readonly ScriptTurn[]): ModelClient {
   return client;
 }
 
-export interface RunSessionOptions {
+/**
+ * What `runSession` runs: one `prompt`, or `prompts` — a conversation of one session, one run
+ * per prompt, each sent when the run before it has ended.
+ */
+export type RunSessionOptions = RunSessionSetup & ({ prompt: string } | { prompts: readonly string[] });
+
+export interface RunSessionSetup {
   model: ModelClient;
-  prompt: string;
   /** The tools the model may call (none unless given; the built-ins are `builtinTools()` from `reloop`). */
   tools?: readonly AnyTool[] | ToolRegistry;
   /** Limits and model settings (maxTurns, autoCompactThreshold, …). */
@@ -123,19 +128,27 @@ export interface RunSessionOptions {
 }
 
 export interface SessionRun {
+  /** The result of the last run. */
   result: RunResult;
+  /** Every run's result, one per prompt sent (fewer than the prompts when a run paused or was aborted). */
+  results: RunResult[];
   /** The session's whole log, in order. */
   records: LogRecord[];
-  /** The transition reasons the run took, in order. */
+  /** The transition reasons the runs took, in order (all runs). */
   reasons: string[];
 }
 
 /**
- * Runs one session on `prompt` to its end and returns its result and log. Deterministic: a
- * virtual clock (backoffs take no time), seeded randomness and counter ids, so two runs of
- * the same script write the same records.
+ * Runs one session to its end on `prompt`, or on each of `prompts` in turn (one run per prompt,
+ * the history carried over as in a chat), and returns the results and the log. The runs stop
+ * early after one that ends `paused` (it waits for an approval: a new prompt would be refused)
+ * or `aborted`. Deterministic: one virtual clock for the whole session (backoffs take no time),
+ * seeded randomness and counter ids, so two runs of the same script write the same records.
+ * The script answers every run's requests in order, as one list.
  */
 export async function runSession(options: RunSessionOptions): Promise<SessionRun> {
+  const prompts = 'prompts' in options ? options.prompts : [options.prompt];
+  if (prompts.length === 0) throw new TypeError('runSession: prompts is empty (give at least one prompt)');
   const store = options.store ?? new MemoryEventStore();
   const session = await Session.create({
     store,
@@ -154,10 +167,15 @@ export async function runSession(options: RunSessionOptions): Promise<SessionRun
   });
   const target = abortTargets.get(options.model);
   if (target) target.abort = () => session.abort();
-  const result = await session.submit(options.prompt, { signal: options.signal });
+  const results: RunResult[] = [];
+  for (const prompt of prompts) {
+    const result = await session.submit(prompt, { signal: options.signal });
+    results.push(result);
+    if (result.status === 'paused' || result.status === 'aborted') break;
+  }
   const records: LogRecord[] = [];
   for await (const r of store.read(session.id)) records.push(r);
-  return { result, records, reasons: reasonsOf(records) };
+  return { result: results.at(-1)!, results, records, reasons: reasonsOf(records) };
 }
 
 /** The reasons of the transitions in `records`, in order. */
