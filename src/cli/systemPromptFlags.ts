@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { messageOf } from '../lib/errors.ts';
+import { appendTo } from '../runtime/systemPrompt.ts';
 import { UsageError } from './io.ts';
 
 /** Claude Code's system prompt flags, as `run` and `submit` take them. */
@@ -28,9 +29,7 @@ export async function systemPromptOf(
     '--append-system-prompt',
   );
   if (base === undefined && extra === undefined) return undefined;
-  const start = base ?? defaultPrompt;
-  if (extra === undefined || extra === '') return start;
-  return start === '' ? extra : `${start}\n\n${extra}`;
+  return appendTo(base ?? defaultPrompt, extra);
 }
 
 async function textOf(text: string | undefined, file: string | undefined, flag: string) {
