@@ -348,6 +348,16 @@ export class Session {
   }
 
   /**
+   * Closes the last run if it never ended, exactly as `submit` closes it before continuing
+   * (`run.ended`, reason `interrupted`), and runs nothing: a worker giving up on a run that kept
+   * failing while open leaves the log closed. True when there was a run to close.
+   */
+  async closeOpenRun(): Promise<boolean> {
+    if (this.controller) throw new SessionBusyError(this.id);
+    return (await this.closeInterruptedRun()) !== null;
+  }
+
+  /**
    * `submit`, as an async iterator of the run's events (src/runtime/streamEvents.ts: the shapes
    * of the Claude Agent SDK's `query()` messages); the iterator's return value is the result.
    * Leaving the loop early aborts the run.
