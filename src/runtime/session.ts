@@ -57,6 +57,7 @@ import {
 import { type McpServersOption, SessionMcp } from './sessionMcp.ts';
 import { type RecordListener, SessionWriter } from './sessionWriter.ts';
 import { type SessionEvent, streamRun } from './streamEvents.ts';
+import { type SystemPromptOption, systemPromptText } from './systemPrompt.ts';
 
 export interface SessionOptions {
   store: EventStore;
@@ -87,6 +88,11 @@ export interface SessionOptions {
   subAgent?: SubAgentIdentity;
   budgetPolicy?: BudgetPolicy;
   settings?: RunSettings;
+  /**
+   * The system prompt: a string replaces reloop's default; `{ preset: 'default', append }` is the
+   * default with `append` after it. Wins over `settings.system`; recorded in `run.started.config`.
+   */
+  systemPrompt?: SystemPromptOption;
   clock?: Clock;
   random?: Random;
   ids?: IdGenerator;
@@ -181,7 +187,8 @@ export class Session {
     this.clock = opts.clock ?? systemClock;
     this.hookRunner = hookRunnerFor(this.hookSetup(), writer.sessionId);
     if (opts.subAgents) {
-      // A bad `tools` entry in an agent file fails here, at start-up, naming the file.
+      // A `tools` entry the session does not have (or `Task`) is left out here, with a warning in
+      // `agents.warnings`: a child is never offered a tool its parent lacks, nor a Task of its own.
       opts.subAgents.agents.checkTools(tools.names());
       this.children = new Children(
         {
@@ -341,6 +348,16 @@ export class Session {
   }
 
   /**
+   * Closes the last run if it never ended, exactly as `submit` closes it before continuing
+   * (`run.ended`, reason `interrupted`), and runs nothing: a worker giving up on a run that kept
+   * failing while open leaves the log closed. True when there was a run to close.
+   */
+  async closeOpenRun(): Promise<boolean> {
+    if (this.controller) throw new SessionBusyError(this.id);
+    return (await this.closeInterruptedRun()) !== null;
+  }
+
+  /**
    * `submit`, as an async iterator of the run's events (src/runtime/streamEvents.ts: the shapes
    * of the Claude Agent SDK's `query()` messages); the iterator's return value is the result.
    * Leaving the loop early aborts the run.
@@ -368,7 +385,11 @@ export class Session {
     signal: AbortSignal,
     resumed: InterruptedRunPlan | null,
   ) {
-    const config = resolveRunConfig(this.opts.settings);
+    const config = resolveRunConfig(
+      this.opts.systemPrompt !== undefined
+        ? { ...this.opts.settings, system: systemPromptText(this.opts.systemPrompt) }
+        : this.opts.settings,
+    );
     const runId = (this.opts.ids ?? nanoidIds)('run');
     // A batch parked for approval is resumed as it is: the chart runs it (tool_batch_resumed).
     const parked = parkedCalls(this.state).length > 0;
