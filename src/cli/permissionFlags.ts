@@ -40,18 +40,22 @@ export async function runPermissions(opts: RunOptions, cwd: string, protect: rea
       throw new UsageError(`--permission-mode must be one of ${PermissionModeSchema.options.join(', ')}`);
     mode = parsed.data;
   }
-  try {
-    const setup = permissionSetup({
+  const setupWith = (moreAllow: readonly string[]) =>
+    permissionSetup({
       cwd,
       layers: loaded.layers,
       ...(mode ? { mode } : {}),
-      allow: opts.allow ?? [],
+      allow: [...(opts.allow ?? []), ...moreAllow],
       deny: opts.deny ?? [],
       addDirs: opts.addDir ?? [],
       protect,
     });
+  try {
+    const setup = setupWith([]);
     for (const w of setup.warnings) err(`warning: ${w}`);
-    return { layers: loaded.layers, setup };
+    /** The same policy with more allow rules of source `cliArg` (a chat's "don't ask again"). */
+    const policyWith = (moreAllow: readonly string[]) => setupWith(moreAllow).canUseTool;
+    return { layers: loaded.layers, setup, policyWith };
   } catch (e) {
     if (e instanceof PermissionRuleError || e instanceof PermissionSetupError)
       throw new UsageError(e.message, e.code);

@@ -8,13 +8,14 @@ import { parseScriptText, ScriptError } from '../model/script.ts';
 import { ScriptedModelClient } from '../model/scripted.ts';
 import type { ModelClient } from '../model/types.ts';
 import { AwaitingApprovalError, pendingApprovals, pendingBelow } from '../runtime/approvals.ts';
-import type { RunSettings } from '../runtime/config.ts';
+import { DEFAULT_SYSTEM_PROMPT, type RunSettings } from '../runtime/config.ts';
 import { NothingToRunError, type RunResult, Session, type SessionOptions } from '../runtime/session.ts';
 import type { SessionEvent } from '../runtime/streamEvents.ts';
 import type { LogRecord } from '../store/records.ts';
 import type { EventStore } from '../store/types.ts';
 import { builtinTools } from '../tools/builtin/index.ts';
 import { type PermissionMode, PermissionModeSchema } from '../tools/permissions/index.ts';
+import type { CanUseTool } from '../tools/types.ts';
 import type { RunOptions } from './commands/run.ts';
 import {
   CommandFailed,
@@ -35,6 +36,7 @@ import { mcpServersFor } from './mcpFlags.ts';
 import { runPermissions } from './permissionFlags.ts';
 import { parseOnAsk } from './runFlags.ts';
 import { subAgentsFor } from './subAgents.ts';
+import { systemPromptOf } from './systemPromptFlags.ts';
 import { terminalAsk } from './terminalAsk.ts';
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
@@ -51,6 +53,8 @@ export interface PreparedRun {
   options: Omit<SessionOptions, 'store' | 'model'>;
   /** The permission mode the run has (the flag, else the settings' defaultMode, else default). */
   mode?: PermissionMode;
+  /** The run's policy (every settings layer, the flags) with more allow rules, source `cliArg`. */
+  policyWith?: (moreAllow: readonly string[]) => CanUseTool;
   /** Set once the session exists: a script's `abort` turn aborts it. */
   session?: Session;
 }
@@ -64,6 +68,8 @@ export async function prepareRun(
   const { settings } = checkRunFlags(opts, base);
   if (!given && !opts.script) assertModelAvailable();
   const cwd = await workingDirectory(opts.cwd);
+  const system = await systemPromptOf(opts, DEFAULT_SYSTEM_PROMPT);
+  if (system !== undefined) settings.system = system;
 
   const prepared: PreparedRun = {
     cwd,
@@ -75,7 +81,7 @@ export async function prepareRun(
   const passEnv = opts.passEnv ?? [];
   // The settings layers (user, project, local, --settings, managed) and the command line's rules:
   // the same layers go to the permission policy, the hooks and the MCP approvals.
-  const { layers, setup } = await runPermissions(
+  const { layers, setup, policyWith } = await runPermissions(
     opts,
     cwd,
     storeLocationOf(opts).kind === 'file' ? [storeDir(opts)] : [],
@@ -97,6 +103,7 @@ export async function prepareRun(
   // MCP servers: a bad --mcp-config is exit 2 here; a project server nobody approved is a warning.
   const mcpServers = await mcpServersFor(opts, cwd, layers);
   prepared.mode = setup.mode;
+  prepared.policyWith = policyWith;
   prepared.options = {
     cwd,
     subAgents,

@@ -14,3 +14,4 @@ export {
 } from './session.ts';
 export { type RecordListener, SessionWriter } from './sessionWriter.ts';
 export * from './streamEvents.ts';
+export { type SystemPromptOption, systemPromptText } from './systemPrompt.ts';

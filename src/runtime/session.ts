@@ -57,6 +57,7 @@ import {
 import { type McpServersOption, SessionMcp } from './sessionMcp.ts';
 import { type RecordListener, SessionWriter } from './sessionWriter.ts';
 import { type SessionEvent, streamRun } from './streamEvents.ts';
+import { type SystemPromptOption, systemPromptText } from './systemPrompt.ts';
 
 export interface SessionOptions {
   store: EventStore;
@@ -87,6 +88,11 @@ export interface SessionOptions {
   subAgent?: SubAgentIdentity;
   budgetPolicy?: BudgetPolicy;
   settings?: RunSettings;
+  /**
+   * The system prompt: a string replaces reloop's default; `{ preset: 'default', append }` is the
+   * default with `append` after it. Wins over `settings.system`; recorded in `run.started.config`.
+   */
+  systemPrompt?: SystemPromptOption;
   clock?: Clock;
   random?: Random;
   ids?: IdGenerator;
@@ -379,7 +385,11 @@ export class Session {
     signal: AbortSignal,
     resumed: InterruptedRunPlan | null,
   ) {
-    const config = resolveRunConfig(this.opts.settings);
+    const config = resolveRunConfig(
+      this.opts.systemPrompt !== undefined
+        ? { ...this.opts.settings, system: systemPromptText(this.opts.systemPrompt) }
+        : this.opts.settings,
+    );
     const runId = (this.opts.ids ?? nanoidIds)('run');
     // A batch parked for approval is resumed as it is: the chart runs it (tool_batch_resumed).
     const parked = parkedCalls(this.state).length > 0;
