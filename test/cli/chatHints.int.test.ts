@@ -18,7 +18,11 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-function cli(entry: string, args: string[], cwd: string): Promise<{ code: number | null; stderr: string; stdout: string }> {
+function cli(
+  entry: string,
+  args: string[],
+  cwd: string,
+): Promise<{ code: number | null; stderr: string; stdout: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [entry, ...args], {
       cwd,
@@ -27,8 +31,12 @@ function cli(entry: string, args: string[], cwd: string): Promise<{ code: number
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
