@@ -13,3 +13,4 @@ export {
   type SessionOptions,
 } from './session.ts';
 export { type RecordListener, SessionWriter } from './sessionWriter.ts';
+export type { MemoryFileFact, PermissionRuleFact, PermissionSetup } from './setup.ts';
