@@ -241,3 +241,28 @@ export function selfCommand(): string {
   const rel = path.relative(process.cwd(), bin);
   return `node ${rel.startsWith('.') ? rel : `./${rel}`}`;
 }
+
+/*
+ * The interactive session's screen (src/cli/chat/): its own cursor and line controls, from a
+ * fixed set, and the prompt line, whose text is escaped here like every other line.
+ */
+const SCREEN_CONTROLS = {
+  /** Bracketed paste: a paste arrives between markers, so its newlines do not submit it. */
+  pasteOn: '\x1b[?2004h',
+  pasteOff: '\x1b[?2004l',
+  /** Back to column 0 and clear the line (a prompt line being replaced). */
+  clearLine: '\r\x1b[2K',
+} as const;
+
+export function screenControl(control: keyof typeof SCREEN_CONTROLS): void {
+  process.stdout.write(SCREEN_CONTROLS[control]);
+}
+
+/**
+ * The prompt line, redrawn in place: `prompt` then `shown` (what of the line fits), the cursor
+ * put at `cursorColumn` (0-based, counted from the start of the line).
+ */
+export function promptLine(prompt: string, shown: string, cursorColumn: number): void {
+  const move = cursorColumn > 0 ? `\x1b[${Math.floor(cursorColumn)}C` : '';
+  process.stdout.write(`${SCREEN_CONTROLS.clearLine}${printable(prompt)}${printable(shown)}\r${move}`);
+}

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { packageVersion } from '../lib/version.ts';
 import { registerApprovals } from './commands/approvals.ts';
+import { registerChat } from './commands/chat.ts';
 import { registerCopy } from './commands/copy.ts';
 import { registerCoverage } from './commands/coverage.ts';
 import { registerExport } from './commands/export.ts';
@@ -39,6 +40,7 @@ const program = new Command()
 const commands: ((p: Command) => void)[] = [
   // one line per command module
   registerRun,
+  registerChat,
   registerSessions,
   registerLog,
   registerReplay,
@@ -66,8 +68,14 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
+// `reloop` alone on a terminal is the interactive session; anywhere else it prints the help.
+const argv =
+  process.argv.length === 2 && process.stdin.isTTY && process.stdout.isTTY
+    ? [...process.argv, 'chat']
+    : process.argv;
+
 try {
-  await program.parseAsync(process.argv);
+  await program.parseAsync(argv);
 } catch (e) {
   process.exitCode = exitCodeOf(e);
 }

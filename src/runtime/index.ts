@@ -14,3 +14,5 @@ export {
 } from './session.ts';
 export { type RecordListener, SessionWriter } from './sessionWriter.ts';
 export type { MemoryFileFact, PermissionRuleFact, PermissionSetup } from './setup.ts';
+export * from './streamEvents.ts';
+export { type SystemPromptOption, systemPromptText } from './systemPrompt.ts';

@@ -35,7 +35,9 @@ export function registerSessions(program: Command): void {
               ? '  [queued]'
               : row.job?.state === 'parked'
                 ? '  [parked: reloop approvals]'
-                : '';
+                : row.job?.startError
+                  ? `  [failed to start: ${row.job.startError}]`
+                  : '';
         const records = row.lastSeq === 1 ? 'record ' : 'records';
         w.line(
           `${indent}${row.id}  ${row.status.padEnd(11)} ${String(row.lastSeq).padStart(6)} ${records}  ${timeOf(row.updated)}  ${agent}${row.title}${fork}${job}`,
