@@ -107,6 +107,14 @@ export async function prepareRun(
       webFetch: { redirectAllowed: fetchRedirectPolicy(opts.allow, opts.deny, cwd) },
     }),
     canUseTool,
+    // What the policy enforces, for the log's recorded setup (a changed rule shows on resume and rerun).
+    permissions: {
+      mode,
+      rules: [
+        ...(opts.allow ?? []).map((rule) => ({ source: 'cliArg', behavior: 'allow' as const, rule })),
+        ...(opts.deny ?? []).map((rule) => ({ source: 'cliArg', behavior: 'deny' as const, rule })),
+      ],
+    },
     ...(mcpServers ? { mcpServers } : {}),
     // One prompt at a time: parallel sub-agents share this askUser (src/cli/terminalAsk.ts).
     askUser: !quiet && process.stdin.isTTY ? terminalAsk() : undefined,
