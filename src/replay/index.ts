@@ -8,6 +8,7 @@ export {
   ReplacementFileError,
   type ToolResultReplacement,
 } from './replacement.ts';
+export { type RecordedRequest, recordedRequests, requestOf } from './requests.ts';
 export { sessionTree, type TreeMember } from './sessionTree.ts';
 export { type Divergence, type VerifyOptions, type VerifyReport, verifyReplay } from './verify.ts';
 export {

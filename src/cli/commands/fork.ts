@@ -6,6 +6,7 @@ import {
   openStore,
   out,
   printJson,
+  selfCommand,
   UsageError,
   withCommonOptions,
 } from '../io.ts';
@@ -81,7 +82,7 @@ export function registerFork(program: Command): void {
         else
           out(
             `forked ${session}@${at} → ${sessionId}`,
-            `continue it with: reloop run --resume ${sessionId} "<prompt>"`,
+            `continue it with: ${selfCommand()} run --resume ${sessionId} "<prompt>"`,
           );
         return;
       }
@@ -110,8 +111,8 @@ export function registerFork(program: Command): void {
         out(
           `forked ${session} with ${what} at seq ${made.replacedSeq} replaced → ${made.sessionId} (waits in ${made.state})`,
           made.toolsPending
-            ? `continue it with: reloop run --resume ${made.sessionId}   (the new response's tool calls run first)`
-            : `continue it with: reloop run --resume ${made.sessionId} ["<prompt>"]`,
+            ? `continue it with: ${selfCommand()} run --resume ${made.sessionId}   (the new response's tool calls run first)`
+            : `continue it with: ${selfCommand()} run --resume ${made.sessionId} ["<prompt>"]`,
         );
     } finally {
       await store.close();
