@@ -189,9 +189,9 @@ describe('reloop fork --response / --tool-result', () => {
           /no such file: .*missing\.json \[ENOENT\]/,
         ],
         [
-          ['--at', '3', '--response', good],
+          ['--at', '1', '--response', good],
           1,
-          /seq 3 is a user\.message record, not a model\.responded .*\[FORK_REPLACEMENT\]/,
+          /seq 1 is a session\.created record, not a model\.responded .*\[FORK_REPLACEMENT\]/,
         ],
         [['--response', bad], 2, /--response needs --at <seq>/],
         [['--at', String(at), '--response', bad, '--tool-result', 'a=b'], 2, /give one of them/],

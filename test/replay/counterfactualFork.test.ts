@@ -143,8 +143,8 @@ describe('forkWithReplacement', () => {
   it('refuses a seq that is not a response, an unknown tool call, and bad files, naming them', async () => {
     const src = await source();
     const response = parseResponseFile('{"text":"x"}', 'x.json', { id: 'm', model: 'claude-sonnet-4-6' });
-    await expect(forkWithReplacement(src.store, src.id, { response }, 3)).rejects.toThrow(
-      /cannot fork .* at seq 3: seq 3 is a user.message record, not a model.responded/,
+    await expect(forkWithReplacement(src.store, src.id, { response }, 1)).rejects.toThrow(
+      /cannot fork .* at seq 1: seq 1 is a session.created record, not a model.responded/,
     );
     await expect(
       forkWithReplacement(src.store, src.id, {
