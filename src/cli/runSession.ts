@@ -8,7 +8,7 @@ import { parseScriptText, ScriptError } from '../model/script.ts';
 import { ScriptedModelClient } from '../model/scripted.ts';
 import type { ModelClient } from '../model/types.ts';
 import { AwaitingApprovalError, pendingApprovals, pendingBelow } from '../runtime/approvals.ts';
-import type { RunSettings } from '../runtime/config.ts';
+import { DEFAULT_SYSTEM_PROMPT, type RunSettings } from '../runtime/config.ts';
 import { NothingToRunError, type RunResult, Session, type SessionOptions } from '../runtime/session.ts';
 import type { SessionEvent } from '../runtime/streamEvents.ts';
 import type { LogRecord } from '../store/records.ts';
@@ -42,6 +42,7 @@ import { mcpServersFor } from './mcpFlags.ts';
 import { parseOnAsk } from './runFlags.ts';
 import { leaseSession } from './sessionLease.ts';
 import { subAgentsFor } from './subAgents.ts';
+import { systemPromptOf } from './systemPromptFlags.ts';
 import { terminalAsk } from './terminalAsk.ts';
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
@@ -69,6 +70,8 @@ export async function prepareRun(
   const { mode, settings } = checkRunFlags(opts, base);
   if (!given && !opts.script) assertModelAvailable();
   const cwd = await workingDirectory(opts.cwd);
+  const system = await systemPromptOf(opts, DEFAULT_SYSTEM_PROMPT);
+  if (system !== undefined) settings.system = system;
 
   const prepared: PreparedRun = {
     cwd,
@@ -106,6 +109,14 @@ export async function prepareRun(
       webFetch: { redirectAllowed: fetchRedirectPolicy(opts.allow, opts.deny, cwd) },
     }),
     canUseTool,
+    // What the policy enforces, for the log's recorded setup (a changed rule shows on resume and rerun).
+    permissions: {
+      mode,
+      rules: [
+        ...(opts.allow ?? []).map((rule) => ({ source: 'cliArg', behavior: 'allow' as const, rule })),
+        ...(opts.deny ?? []).map((rule) => ({ source: 'cliArg', behavior: 'deny' as const, rule })),
+      ],
+    },
     ...(mcpServers ? { mcpServers } : {}),
     // One prompt at a time: parallel sub-agents share this askUser (src/cli/terminalAsk.ts).
     askUser: !quiet && process.stdin.isTTY ? terminalAsk() : undefined,
@@ -301,7 +312,7 @@ export async function workingDirectory(flag: string | undefined): Promise<string
 }
 
 /** The policy of the flags; a malformed `--allow` / `--deny` rule is bad usage. */
-function permissionPolicy(mode: PermissionMode, opts: RunOptions, cwd: string) {
+export function permissionPolicy(mode: PermissionMode, opts: RunOptions, cwd: string) {
   try {
     // The store is protected like .git: a model in acceptEdits must not rewrite its own log.
     return createPermissionPolicy({

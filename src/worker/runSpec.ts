@@ -44,6 +44,8 @@ export const RunSpecSchema = z.strictObject({
   /** `--mcp-config` values as JSON text (read by the submitter), and `--strict-mcp-config`. */
   mcpConfig: z.array(z.string()).optional(),
   strictMcpConfig: z.boolean().optional(),
+  /** The system prompt the flags made (`--system-prompt[-file]`, `--append-system-prompt[-file]`), as text. */
+  systemPrompt: z.string().optional(),
 });
 export type RunSpec = z.infer<typeof RunSpecSchema>;
 
@@ -81,6 +83,7 @@ export async function sessionOptionsFor(
   if (spec.maxBudgetUsd !== undefined) settings.maxBudgetUsd = spec.maxBudgetUsd;
   if (spec.fallbackModel) settings.fallbackModel = spec.fallbackModel;
   if (spec.model) settings.model = spec.model;
+  if (spec.systemPrompt !== undefined) settings.system = spec.systemPrompt;
   const model = spec.script
     ? new ScriptedModelClient(parseScript(spec.script.content, spec.script.file), {
         file: spec.script.file,

@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import { EXIT, type GlobalOptions, openStore, UsageError, withCommonOptions } from '../io.ts';
 import { withRunFlags } from '../runFlags.ts';
+import type { SystemPromptFlags } from '../systemPromptFlags.ts';
 
-export interface RunOptions extends GlobalOptions {
+export interface RunOptions extends GlobalOptions, SystemPromptFlags {
   model?: string;
   script?: string;
   cwd?: string;

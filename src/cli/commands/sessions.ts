@@ -6,6 +6,7 @@ import {
   openStore,
   out,
   printJson,
+  selfCommand,
   timeOf,
   withCommonOptions,
 } from '../io.ts';
@@ -34,7 +35,7 @@ export function registerSessions(program: Command): void {
             : row.job?.state === 'queued'
               ? '  [queued]'
               : row.job?.state === 'parked'
-                ? '  [parked: reloop approvals]'
+                ? `  [parked: ${selfCommand()} approvals]`
                 : row.job?.startError
                   ? `  [failed to start: ${row.job.startError}]`
                   : '';
