@@ -17,7 +17,7 @@ import { registerStore } from './commands/store.ts';
 import { registerSubmit } from './commands/submit.ts';
 import { registerViz } from './commands/viz.ts';
 import { registerWorker } from './commands/worker.ts';
-import { CommandFailed, EXIT, err, UsageError } from './io.ts';
+import { CommandFailed, EXIT, err, hinted, UsageError } from './io.ts';
 
 /**
  * The `reloop` command line. Each command lives in its own file under ./commands and
@@ -88,14 +88,16 @@ function exitCodeOf(e: unknown): number {
     return EXIT.usage;
   }
   if (e instanceof UsageError) {
-    err(`reloop: ${e.message} [${e.code}]`);
+    err(`reloop: ${hinted(e.message)} [${e.code}]`);
     return EXIT.usage;
   }
   if (e instanceof CommandFailed) {
-    if (e.message) err(`reloop: ${e.message}${e.code ? ` [${e.code}]` : ''}`);
+    if (e.message) err(`reloop: ${hinted(e.message)}${e.code ? ` [${e.code}]` : ''}`);
     return e.exitCode;
   }
   const code = (e as { code?: unknown })?.code;
-  err(`reloop: ${e instanceof Error ? e.message : String(e)}${typeof code === 'string' ? ` [${code}]` : ''}`);
+  err(
+    `reloop: ${hinted(e instanceof Error ? e.message : String(e))}${typeof code === 'string' ? ` [${code}]` : ''}`,
+  );
   return EXIT.failed;
 }

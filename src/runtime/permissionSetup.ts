@@ -39,7 +39,7 @@ export interface PermissionSetupOptions {
   home?: string;
 }
 
-export interface PermissionSetup {
+export interface ResolvedPermissions {
   mode: PermissionMode;
   /** Where the mode came from: `cliArg`, `projectSettings`…, or `default`. */
   modeSource: string;
@@ -52,6 +52,8 @@ export interface PermissionSetup {
    * rules' paths and the additional directories (the policy has checked each call first).
    */
   toolReach: PermissionRule[];
+  /** Every rule in force, as the recorded setup keeps them (`run.setup.permissions.rules`). */
+  facts: { source: string; behavior: 'allow' | 'ask' | 'deny'; rule: string }[];
   /** Rules that could not be read, each naming its file and the rule. */
   warnings: string[];
   redirectAllowed: (url: URL) => boolean;
@@ -65,7 +67,7 @@ export class PermissionSetupError extends Error {
   }
 }
 
-export function permissionSetup(opts: PermissionSetupOptions): PermissionSetup {
+export function permissionSetup(opts: PermissionSetupOptions): ResolvedPermissions {
   const home = opts.home ?? homeDir();
   const ps = permissionSettings(opts.layers, home);
   // The command line's rules are parsed strictly (a typo is bad usage), then join the layers'.
@@ -109,6 +111,7 @@ export function permissionSetup(opts: PermissionSetupOptions): PermissionSetup {
     mode,
     modeSource: source,
     toolReach: [...rules.allow, ...reach],
+    facts: entries.map((e) => ({ source: e.source, behavior: e.behavior, rule: e.rule })),
     canUseTool,
     rules,
     additionalDirectories,

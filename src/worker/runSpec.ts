@@ -144,6 +144,7 @@ export async function sessionOptionsFor(
     },
     tools,
     canUseTool: perms.canUseTool,
+    permissions: { mode: perms.mode, rules: perms.facts },
     unattendedAsk: spec.onAsk,
     ...(mcp.entries.length > 0 ? { mcpServers: mcp.entries } : {}),
     hooks: hooks.hooks,

@@ -55,6 +55,9 @@ const FACTS_NOTHING_DERIVES_FROM = [
   // readOnlyHint is derived from (tool.started readOnly), and a toolsFrom must resolve
   /^mcp\.server data\.(server|transport|source|serverInfo\.(name|version))$/,
   /^mcp\.server data\.tools\.\[\]\.(name|description|inputSchema\..+|annotations\.title)$/,
+  // what the run offered the model (its recorded setup): rerun and resume compare it with the
+  // code of the day; replay never runs a tool, a rule or a hook, so nothing re-derives it
+  /^run\.setup data\.(tools\.\[\]\.(name|description|inputSchema\..+)|hooks\.\[\]\..+|permissions\..+|mcpServers\.\[\]\..+|memory\.\[\]\..+)$/,
 ];
 
 type Path = (string | number)[];
