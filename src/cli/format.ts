@@ -1,6 +1,7 @@
 import { printable } from '../lib/printable.ts';
 import { textOf } from '../model/messages.ts';
 import { mcpServerText } from '../store/mcpText.ts';
+import { memoryLoadedText } from '../store/memoryText.ts';
 import type { LogRecord } from '../store/records.ts';
 import { appendedSource, compactedLength } from '../store/refs.ts';
 import { plural } from './io.ts';
@@ -65,6 +66,8 @@ function describe(r: LogRecord): string {
         : `compaction (${r.data.mode}) failed: ${clip(r.data.error)}`;
     case 'mcp.server':
       return clip(mcpServerText(r), 200);
+    case 'memory.loaded':
+      return clip(memoryLoadedText(r), 200);
     case 'actor.failed':
       return `${r.data.actor} failed: ${clip(r.data.message)}`;
     case 'child.started':
