@@ -1,6 +1,6 @@
 import { printable } from '../lib/printable.ts';
 import { textOf } from '../model/messages.ts';
-import { mcpServerText } from '../store/mcpText.ts';
+import { mcpServerText, setupText } from '../store/mcpText.ts';
 import { memoryLoadedText } from '../store/memoryText.ts';
 import type { LogRecord } from '../store/records.ts';
 import { appendedSource, compactedLength } from '../store/refs.ts';
@@ -68,6 +68,8 @@ function describe(r: LogRecord): string {
       return clip(mcpServerText(r), 200);
     case 'memory.loaded':
       return clip(memoryLoadedText(r), 200);
+    case 'run.setup':
+      return clip(setupText(r), 200);
     case 'actor.failed':
       return `${r.data.actor} failed: ${clip(r.data.message)}`;
     case 'child.started':

@@ -12,6 +12,7 @@ import { DEFAULT_SYSTEM_PROMPT, type RunSettings } from '../runtime/config.ts';
 import { NothingToRunError, type RunResult, Session, type SessionOptions } from '../runtime/session.ts';
 import type { SessionEvent } from '../runtime/streamEvents.ts';
 import type { LogRecord } from '../store/records.ts';
+import type { SessionLease } from '../store/sessionLease.ts';
 import type { EventStore } from '../store/types.ts';
 import { builtinTools } from '../tools/builtin/index.ts';
 import {
@@ -39,6 +40,7 @@ import {
 import { liveOutput } from './liveOutput.ts';
 import { mcpServersFor } from './mcpFlags.ts';
 import { parseOnAsk } from './runFlags.ts';
+import { leaseSession } from './sessionLease.ts';
 import { subAgentsFor } from './subAgents.ts';
 import { systemPromptOf } from './systemPromptFlags.ts';
 import { terminalAsk } from './terminalAsk.ts';
@@ -110,6 +112,14 @@ export async function prepareRun(
       webFetch: { redirectAllowed: fetchRedirectPolicy(opts.allow, opts.deny, cwd) },
     }),
     canUseTool,
+    // What the policy enforces, for the log's recorded setup (a changed rule shows on resume and rerun).
+    permissions: {
+      mode,
+      rules: [
+        ...(opts.allow ?? []).map((rule) => ({ source: 'cliArg', behavior: 'allow' as const, rule })),
+        ...(opts.deny ?? []).map((rule) => ({ source: 'cliArg', behavior: 'deny' as const, rule })),
+      ],
+    },
     ...(mcpServers ? { mcpServers } : {}),
     // One prompt at a time: parallel sub-agents share this askUser (src/cli/terminalAsk.ts).
     askUser: !quiet && process.stdin.isTTY ? terminalAsk() : undefined,
@@ -170,66 +180,83 @@ export async function runPrepared(
     },
     ...(quiet ? {} : { onStreamEvent: live.onStreamEvent }),
   };
-  const session = opts.resume ? await Session.open(opts.resume, common) : await Session.create(common);
-  prepared.session = session;
-  if (!quiet) out(`session ${session.id}${opts.resume ? ' (resumed)' : ''}`);
-  // SIGTERM (kill, systemd, docker stop) and SIGHUP (closed terminal) end the run like Ctrl-C: the
-  // abort is logged and the Bash process group killed, instead of the process dying mid-tool.
-  const onSignal = (signal: NodeJS.Signals) => session.abort(`interrupted (${signal})`);
-  for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
-  let result: RunResult;
+  // On PostgreSQL the session's lease, the one a worker's claim is: taken before its log is read,
+  // so a session another process drives is refused (SESSION_LOCKED) rather than taken over.
+  let lease = opts.resume ? await leaseSession(store, opts.resume, { as: 'run --resume' }) : null;
+  let session: Session;
   try {
-    const running = streamJson ? printEvents(session.stream(prompt)) : session.submit(prompt);
-    result = await running.catch((e: unknown) => {
-      // Bad usage, not a failed run: `--resume` with no prompt on a session with nothing to continue.
-      if (e instanceof NothingToRunError || e instanceof AwaitingApprovalError)
-        throw new UsageError(e.message, e.code);
-      throw e;
-    });
-  } finally {
-    for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
-    live.end();
-    // Its MCP servers end with the command (stdio processes, HTTP sessions).
-    await session.close();
+    session = opts.resume ? await Session.open(opts.resume, common) : await Session.create(common);
+    lease ??= opts.resume ? null : await leaseSession(store, session.id, { as: 'run' });
+  } catch (e) {
+    await lease?.release('restore');
+    throw e;
   }
-  // The process is done with the session: its SessionEnd hooks run (their answers are logged).
-  await session.end('other');
-  const { sessionId, runId, status, reason, turns, usage } = result;
-  if (quiet) {
-    // stream-json printed the run's `result` event last; --json prints the result object.
-    if (printResult && !streamJson) printJson({ sessionId, runId, status, reason, turns, usage });
-  } else {
-    out();
-    out(
-      `${status === 'completed' ? '✓' : '✗'} ${status} (${reason}) after ${plural(turns, 'turn')} — ${usage.inputTokens} in / ${usage.outputTokens} out, $${usage.costUsd.toFixed(4)}`,
-    );
-    if (result.error) out(`  error: ${result.error}`);
-    if (status === 'paused') {
-      for (const a of pendingApprovals(session.state)) {
-        out(`  waits:  ${a.tool} ${JSON.stringify(a.input).slice(0, 100)} (${a.toolUseId})`);
-      }
-      // Parked on sub-agents: their calls are answered in their own sessions.
-      const below = await pendingBelow(common.store, sessionId, session.state);
-      for (const w of below) {
+  const held = lease;
+  // A lease lost (this process stalled past it and another took the session): stop driving it.
+  held?.lost.addEventListener('abort', () => session.abort('lease lost: another process holds the session'));
+  try {
+    prepared.session = session;
+    if (!quiet) out(`session ${session.id}${opts.resume ? ' (resumed)' : ''}`);
+    // SIGTERM (kill, systemd, docker stop) and SIGHUP (closed terminal) end the run like Ctrl-C: the
+    // abort is logged and the Bash process group killed, instead of the process dying mid-tool.
+    const onSignal = (signal: NodeJS.Signals) => session.abort(`interrupted (${signal})`);
+    for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
+    let result: RunResult;
+    try {
+      const running = streamJson ? printEvents(session.stream(prompt)) : session.submit(prompt);
+      result = await running.catch((e: unknown) => {
+        // Bad usage, not a failed run: `--resume` with no prompt on a session with nothing to continue.
+        if (e instanceof NothingToRunError || e instanceof AwaitingApprovalError)
+          throw new UsageError(e.message, e.code);
+        throw e;
+      });
+    } finally {
+      for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
+      live.end();
+      // Its MCP servers end with the command (stdio processes, HTTP sessions).
+      await session.close();
+    }
+    // The process is done with the session: its SessionEnd hooks run (their answers are logged).
+    await session.end('other');
+    const { sessionId, runId, status, reason, turns, usage } = result;
+    if (quiet) {
+      // stream-json printed the run's `result` event last; --json prints the result object.
+      if (printResult && !streamJson) printJson({ sessionId, runId, status, reason, turns, usage });
+    } else {
+      out();
+      out(
+        `${status === 'completed' ? '✓' : '✗'} ${status} (${reason}) after ${plural(turns, 'turn')} — ${usage.inputTokens} in / ${usage.outputTokens} out, $${usage.costUsd.toFixed(4)}`,
+      );
+      if (result.error) out(`  error: ${result.error}`);
+      if (status === 'paused') {
+        for (const a of pendingApprovals(session.state)) {
+          out(`  waits:  ${a.tool} ${JSON.stringify(a.input).slice(0, 100)} (${a.toolUseId})`);
+        }
+        // Parked on sub-agents: their calls are answered in their own sessions.
+        const below = await pendingBelow(common.store, sessionId, session.state);
+        for (const w of below) {
+          out(
+            `  waits:  ${w.entry.tool} ${JSON.stringify(w.entry.input).slice(0, 100)} (${w.entry.toolUseId} of sub-agent ${w.session})`,
+          );
+        }
         out(
-          `  waits:  ${w.entry.tool} ${JSON.stringify(w.entry.input).slice(0, 100)} (${w.entry.toolUseId} of sub-agent ${w.session})`,
+          `  answer: ${selfCommand()} approve|deny ${below.length > 0 ? '<session>' : sessionId} <toolUseId>, then run --resume ${sessionId}`,
         );
       }
+      const where = storeLocationOf(opts);
+      const store = opts.store ? ` --store ${storeLabel(opts)}` : '';
       out(
-        `  answer: ${selfCommand()} approve|deny ${below.length > 0 ? '<session>' : sessionId} <toolUseId>, then run --resume ${sessionId}`,
+        `  log:    ${where.kind === 'file' ? path.join(where.dir, 'sessions', `${sessionId}.jsonl`) : `${selfCommand()} log ${sessionId}${store}`}`,
       );
+      // A run that started sub-agents is verified with them: --tree checks each child's log too.
+      const tree = session.subAgentsRun > 0 ? ' --tree' : '';
+      out(`  replay: ${selfCommand()} replay ${sessionId} --verify${tree}${store}`);
+      out(`  view:   ${selfCommand()} viz ${sessionId} --format html --out session.html${store}`);
     }
-    const where = storeLocationOf(opts);
-    const store = opts.store ? ` --store ${storeLabel(opts)}` : '';
-    out(
-      `  log:    ${where.kind === 'file' ? path.join(where.dir, 'sessions', `${sessionId}.jsonl`) : `${selfCommand()} log ${sessionId}${store}`}`,
-    );
-    // A run that started sub-agents is verified with them: --tree checks each child's log too.
-    const tree = session.subAgentsRun > 0 ? ' --tree' : '';
-    out(`  replay: ${selfCommand()} replay ${sessionId} --verify${tree}${store}`);
-    out(`  view:   ${selfCommand()} viz ${sessionId} --format html --out session.html${store}`);
+    return result;
+  } finally {
+    await letGo(held, session);
   }
-  return result;
 }
 
 /** `--json` / `--output-format json|stream-json`: stdout is for a program, not a person. */
@@ -250,6 +277,21 @@ async function printEvents(events: AsyncGenerator<SessionEvent, RunResult, undef
 function memoryNotices(r: LogRecord): void {
   if (r.type !== 'memory.loaded') return;
   for (const w of r.data.warnings ?? []) err(`warning: ${w}`);
+}
+
+/**
+ * The lease goes back with what the run left: parked (a paused run) or done. A run still open
+ * in the log (this process failed mid-run) keeps it until it lapses: the session then counts as
+ * interrupted and the next holder closes the run.
+ */
+async function letGo(lease: SessionLease | null, session: Session): Promise<void> {
+  if (!lease) return;
+  if (session.state.currentRun) return lease.abandon();
+  const last = session.state.runs.last();
+  await lease.release(
+    last?.status === 'paused' ? 'parked' : 'done',
+    last ? { runId: last.id, status: last.status, reason: last.reason } : undefined,
+  );
 }
 
 /** What a hook had shown to the user (an error, its systemMessage, exit 2's stderr), on stderr. */
@@ -285,7 +327,7 @@ export async function workingDirectory(flag: string | undefined): Promise<string
 }
 
 /** The policy of the flags; a malformed `--allow` / `--deny` rule is bad usage. */
-function permissionPolicy(mode: PermissionMode, opts: RunOptions, cwd: string) {
+export function permissionPolicy(mode: PermissionMode, opts: RunOptions, cwd: string) {
   try {
     // The store is protected like .git: a model in acceptEdits must not rewrite its own log.
     return createPermissionPolicy({

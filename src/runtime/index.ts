@@ -13,5 +13,6 @@ export {
   type SessionOptions,
 } from './session.ts';
 export { type RecordListener, SessionWriter } from './sessionWriter.ts';
+export type { MemoryFileFact, PermissionRuleFact, PermissionSetup } from './setup.ts';
 export * from './streamEvents.ts';
 export { type SystemPromptOption, systemPromptText } from './systemPrompt.ts';

@@ -57,6 +57,14 @@ import {
 } from './sessionHooks.ts';
 import { type McpServersOption, SessionMcp } from './sessionMcp.ts';
 import { type RecordListener, SessionWriter } from './sessionWriter.ts';
+import {
+  currentSetup,
+  type MemoryFileFact,
+  type PermissionSetup,
+  setupData,
+  setupDifferences,
+  setupTools,
+} from './setup.ts';
 import { type SessionEvent, streamRun } from './streamEvents.ts';
 import { type SystemPromptOption, systemPromptText } from './systemPrompt.ts';
 
@@ -137,6 +145,13 @@ export interface SessionOptions {
    * `--mcp-config`). Every server's fate and tool list is logged (`mcp.server`).
    */
   mcpServers?: McpServersOption;
+  /**
+   * What `canUseTool` enforces, for the recorded setup (`run.setup.permissions`): the mode and
+   * the rules with their source. The CLI passes them; a rule change then shows in the log.
+   */
+  permissions?: PermissionSetup;
+  /** The memory files the system prompt was made with (CLAUDE.md …), for the recorded setup. */
+  memoryFiles?: readonly MemoryFileFact[];
   /** MCP timeouts and the result cap (default: MCP_TIMEOUT, MCP_TOOL_TIMEOUT, MAX_MCP_OUTPUT_TOKENS of the environment). */
   mcpLimits?: Partial<McpLimits>;
 }
@@ -255,6 +270,56 @@ export class Session {
     const session = new Session(new SessionWriter(sessionId, opts.store, state), opts);
     await session.traced(records);
     return session;
+  }
+
+  /**
+   * How what this object offers differs from the setup the session last recorded (empty: the
+   * same, or a log from before setups were recorded). MCP servers are compared by name: their
+   * tools are known only once they start.
+   */
+  setupDifferences(): string[] {
+    const recorded = this.state.setup;
+    if (!recorded) return [];
+    const run = this.state.currentRun?.id === recorded.run ? this.state.currentRun : this.state.runs.last();
+    return setupDifferences(recorded, run?.config.system, {
+      tools: setupTools(this.registry.specs()),
+      system: this.runConfig().system,
+      hooks: this.setupNow().hooks,
+      permissions: this.setupNow().permissions,
+      mcpServers: this.mcp.configuredNames(),
+    });
+  }
+
+  private trySetupNow(): ReturnType<Session['setupNow']> | null {
+    try {
+      return this.setupNow();
+    } catch {
+      return null;
+    }
+  }
+
+  /** The limits and the system prompt a run of this object gets (recorded in `run.started`). */
+  private runConfig() {
+    return resolveRunConfig(
+      this.opts.systemPrompt !== undefined
+        ? { ...this.opts.settings, system: systemPromptText(this.opts.systemPrompt) }
+        : this.opts.settings,
+    );
+  }
+
+  /** What this object offers the model now (its MCP servers as far as they started). */
+  private setupNow() {
+    const o = this.opts;
+    return currentSetup({
+      specs: this.registry.specs(),
+      ...(o.hooks ? { hooks: o.hooks } : {}),
+      ...(o.toolHooks ? { toolHooks: o.toolHooks } : {}),
+      ...(o.stopHooks ? { stopHooks: o.stopHooks } : {}),
+      ...(o.permissions ? { permissions: o.permissions } : {}),
+      callback: o.canUseTool !== undefined,
+      mcpServers: this.mcp.describe(),
+      ...(o.memoryFiles ? { memory: o.memoryFiles } : {}),
+    });
   }
 
   /** Traces this session's records from now on; `prior` are those already in its log. */
@@ -393,11 +458,7 @@ export class Session {
     signal: AbortSignal,
     resumed: InterruptedRunPlan | null,
   ) {
-    const config = resolveRunConfig(
-      this.opts.systemPrompt !== undefined
-        ? { ...this.opts.settings, system: systemPromptText(this.opts.systemPrompt) }
-        : this.opts.settings,
-    );
+    const config = this.runConfig();
     const runId = (this.opts.ids ?? nanoidIds)('run');
     // A batch parked for approval is resumed as it is: the chart runs it (tool_batch_resumed).
     const parked = parkedCalls(this.state).length > 0;
@@ -414,6 +475,10 @@ export class Session {
     const memory = await this.loadMemory(runId);
     // MCP servers start inside the first run (their records are its), before anything may call them.
     await this.mcp.start(runId);
+    // What the model is offered in this run, its tools included (MCP's just registered). A tool
+    // whose spec cannot be built fails the run's first build (runtime_error), not the submit.
+    const setup = this.trySetupNow();
+    if (setup) this.rec(runId, 'run.setup', setupData(this.state, setup));
     if (resumed) await this.repairHistory(runId, resumed, signal);
     const last = this.state.messages.last();
     if (prompt !== null) {

@@ -59,6 +59,11 @@ export class SessionMcp {
     return this.servers?.describe() ?? [];
   }
 
+  /** The servers configured, by name (known before they start: what a resume compares). */
+  configuredNames(): string[] {
+    return this.d.option ? mcpEntries(this.d.option).map((e) => e.name) : [];
+  }
+
   async close(): Promise<void> {
     const servers = this.servers;
     this.servers = null;

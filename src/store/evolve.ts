@@ -4,7 +4,13 @@ import { addUsage, textOf, ZERO_USAGE } from '../model/messages.ts';
 import { LogReferenceError } from './errors.ts';
 import type { LogRecord, RecordOf } from './records.ts';
 import { appendedMessage, compactedHistoryOf, startedInput } from './refs.ts';
-import { EMPTY_MAP, type McpServerState, type RunSummary, type SessionState } from './sessionState.ts';
+import {
+  EMPTY_MAP,
+  type McpServerState,
+  type RecordedSetup,
+  type RunSummary,
+  type SessionState,
+} from './sessionState.ts';
 import { turnAfter } from './turns.ts';
 
 /**
@@ -38,6 +44,7 @@ function copyState(s: SessionState, lastSeq: number, lastAt: number): SessionSta
     approvals: s.approvals,
     mcpServers: s.mcpServers,
     todos: s.todos,
+    setup: s.setup,
   };
 }
 
@@ -223,6 +230,9 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
         s.currentRun = run;
       }
       return s;
+    case 'run.setup':
+      s.setup = setupAfter(state, record);
+      return s;
     case 'mcp.server':
       s.mcpServers = withEntry(s.mcpServers, record.data.server, mcpServerAfter(state, record));
       return s;
@@ -283,6 +293,23 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
       throw new Error(`evolve: unhandled record ${JSON.stringify(never)}`);
     }
   }
+}
+
+/** The session's setup after a `run.setup`; a `toolsFrom` that does not resolve throws. */
+function setupAfter(state: SessionState, record: RecordOf<'run.setup'>): RecordedSetup {
+  const { tools, toolsFrom, ...rest } = record.data;
+  const base = { ...rest, seq: record.seq, run: record.run };
+  if (tools) return { ...base, tools, toolsSeq: record.seq };
+  const known = state.setup;
+  if (!known || known.toolsSeq !== toolsFrom) {
+    throw new LogReferenceError(
+      record.session,
+      record.seq,
+      `run.setup toolsFrom ${toolsFrom} is not the record holding the session's tool list` +
+        (known ? ` (that is seq ${known.toolsSeq})` : ' (no earlier list)'),
+    );
+  }
+  return { ...base, tools: known.tools, toolsSeq: known.toolsSeq };
 }
 
 /** A server's state after one of its `mcp.server` records; a `toolsFrom` that does not resolve throws. */

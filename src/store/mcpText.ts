@@ -17,3 +17,13 @@ export function mcpServerText(r: RecordOf<'mcp.server'>): string {
       return `MCP server ${d.server} closed: ${d.message}`;
   }
 }
+
+/** One line about a `run.setup` record, for `reloop log` and the viewer's notes. */
+export function setupText(r: RecordOf<'run.setup'>): string {
+  const d = r.data;
+  const tools = d.tools ? `${d.tools.length} tools` : `tools as at seq ${d.toolsFrom}`;
+  const rules = d.permissions.rules.length;
+  const mode = d.permissions.mode ? `mode ${d.permissions.mode}, ` : '';
+  const mcp = d.mcpServers.length > 0 ? `, ${d.mcpServers.length} MCP servers` : '';
+  return `setup: ${tools}, ${d.hooks.length} hooks, ${mode}${rules} permission rules${mcp}`;
+}

@@ -23,6 +23,11 @@ import { ModelFailureSchema, ModelResponseSchema } from '../model/types.ts';
  *       earlier record of that server with the same list; failed; skipped; closed).
  *   2 — CLAUDE.md memory: `memory.loaded` (once per run that reads memory: each file's path,
  *       source and content, and what was not read); replay takes the memory from it, never the disk.
+ *   2 — recorded setup: `run.setup` (after a run's MCP servers started, before its first
+ *       transition): the tools offered (name, description, input schema; or `toolsFrom` the seq
+ *       of the earlier `run.setup` with the same list), the hooks, the permission mode and rules,
+ *       the MCP servers and the memory files of the run. The system prompt stays in
+ *       `run.started.config.system`. Logs without it read, fold and verify as before.
  */
 export const CURRENT_SCHEMA_VERSION = 2;
 export const SUPPORTED_SCHEMA_VERSIONS: readonly number[] = [1, 2];
@@ -133,6 +138,50 @@ const McpToolFactSchema = z.object({
 export type McpToolFact = z.infer<typeof McpToolFactSchema>;
 
 const McpTransportSchema = z.enum(['stdio', 'http', 'sse', 'sdk']);
+
+/** One tool as the model was offered it: what goes into the request's `tools`. */
+export const SetupToolSchema = z.object({
+  name: z.string(),
+  description: z.string(),
+  inputSchema: z.record(z.string(), z.unknown()),
+});
+export type SetupTool = z.infer<typeof SetupToolSchema>;
+
+/** One hook in force (src/hooks/config.ts `describeHooks`). */
+const SetupHookSchema = z.object({
+  source: z.string(),
+  event: z.string(),
+  matcher: z.string().nullable(),
+  command: z.string(),
+  timeout: z.number().nullable(),
+});
+
+/** One permission rule in force: where it came from, what it does, its text. */
+const SetupRuleSchema = z.object({
+  source: z.string(),
+  behavior: z.enum(['allow', 'deny', 'ask']),
+  rule: z.string(),
+});
+
+/**
+ * What decides the run's permissions beyond its rules: the mode (null: not one of the built-in
+ * policy's), and whether a callback of the caller's decides (its decisions are logged, not its code).
+ */
+const SetupPermissionsSchema = z.object({
+  mode: z.string().nullable(),
+  rules: z.array(SetupRuleSchema),
+  callback: z.boolean(),
+});
+
+const SetupMcpServerSchema = z.object({
+  name: z.string(),
+  transport: z.string(),
+  source: z.string(),
+  status: z.string(),
+});
+
+/** A memory file that went into the system prompt (CLAUDE.md and the like): where, and its hash. */
+const SetupMemorySchema = z.looseObject({ path: z.string(), sha256: z.string().optional() });
 const McpSourceSchema = z.enum(['project', 'flag', 'library', 'sdk']);
 
 export const RecordDataSchemas = {
@@ -149,6 +198,24 @@ export const RecordDataSchemas = {
     resumedFrom: z.string().optional(),
     autoCompactFailures: z.number().int().nonnegative(),
   }),
+  /**
+   * What the run offered the model besides its history (the system prompt is in
+   * `run.started.config.system`): the tools — the list itself, or `toolsFrom` the seq of the
+   * session's earlier `run.setup` whose list is the same — and the hooks, permission rules, MCP
+   * servers and memory files in force. From this and the log every request can be rebuilt.
+   */
+  'run.setup': z
+    .object({
+      tools: z.array(SetupToolSchema).optional(),
+      toolsFrom: Seq.optional(),
+      hooks: z.array(SetupHookSchema),
+      permissions: SetupPermissionsSchema,
+      mcpServers: z.array(SetupMcpServerSchema),
+      memory: z.array(SetupMemorySchema).optional(),
+    })
+    .refine((d) => (d.tools === undefined) !== (d.toolsFrom === undefined), {
+      message: 'needs exactly one of tools or toolsFrom',
+    }),
   'user.message': z.object({ message: MessageSchema }),
   /**
    * A message the machine added to the history. v1 always holds `message`; v2 holds it only when
@@ -420,6 +487,7 @@ function recordSchema<T extends RecordType>(type: T) {
 export const LogRecordSchema = z.discriminatedUnion('type', [
   recordSchema('session.created'),
   recordSchema('run.started'),
+  recordSchema('run.setup'),
   recordSchema('user.message'),
   recordSchema('message.appended'),
   recordSchema('model.requested'),

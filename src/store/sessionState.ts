@@ -2,7 +2,7 @@ import { AppendOnlyList } from '../lib/appendOnlyList.ts';
 import type { TodoItem } from '../lib/todos.ts';
 import type { ContentBlock, Message, Usage } from '../model/messages.ts';
 import { ZERO_USAGE } from '../model/messages.ts';
-import type { McpToolFact, RunConfig, RunStatus } from './records.ts';
+import type { McpToolFact, RecordData, RunConfig, RunStatus, SetupTool } from './records.ts';
 
 export interface RunSummary {
   id: string;
@@ -81,6 +81,15 @@ export interface McpServerState {
   message: string | undefined;
 }
 
+/** The latest `run.setup` of the session, its tool list resolved (and the seq of the record that holds it). */
+export interface RecordedSetup extends Omit<RecordData<'run.setup'>, 'tools' | 'toolsFrom'> {
+  seq: number;
+  /** The run it was recorded in. */
+  run: string | null;
+  tools: readonly SetupTool[];
+  toolsSeq: number;
+}
+
 /** Everything the log says about a session, as of `lastSeq`. Built only by `evolve`. */
 export interface SessionState {
   id: string | null;
@@ -117,6 +126,8 @@ export interface SessionState {
   mcpServers: ReadonlyMap<string, McpServerState>;
   /** The todo list as the last successful `TodoWrite` call left it, with that call's seq. */
   todos: { seq: number; items: readonly TodoItem[] } | null;
+  /** What the latest run offered the model (`run.setup`); null in logs written before it was recorded. */
+  setup: RecordedSetup | null;
 }
 
 /** The shared empty map of a fresh state (typed read-only: nothing may add to it). */
@@ -147,5 +158,6 @@ export function emptySessionState(): SessionState {
     approvals: EMPTY_MAP,
     mcpServers: EMPTY_MAP,
     todos: null,
+    setup: null,
   };
 }

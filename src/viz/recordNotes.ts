@@ -1,5 +1,5 @@
 import { type Message, textOf } from '../model/messages.ts';
-import { mcpServerText } from '../store/mcpText.ts';
+import { mcpServerText, setupText } from '../store/mcpText.ts';
 import { memoryLoadedText } from '../store/memoryText.ts';
 import type { LogRecord } from '../store/records.ts';
 import { appendedSource, compactedLength } from '../store/refs.ts';
@@ -96,6 +96,8 @@ export function recordNote(r: LogRecord, appended?: readonly Message[]): string 
       return clip(mcpServerText(r), 200);
     case 'memory.loaded':
       return clip(memoryLoadedText(r), 200);
+    case 'run.setup':
+      return clip(setupText(r), 200);
     case 'actor.failed':
       return clip(`${r.data.actor} failed: ${r.data.message}`);
     case 'transition':

@@ -57,6 +57,9 @@ const FACTS_NOTHING_DERIVES_FROM = [
   /^mcp\.server data\.tools\.\[\]\.(name|description|inputSchema\..+|annotations\.title)$/,
   // the CLAUDE.md memory a run read: what the model was given, nothing re-derives it
   /^memory\.loaded data\.(files\.\[\]\.(path|content|importedBy)|warnings\.\[\])$/,
+  // what the run offered the model (its recorded setup): rerun and resume compare it with the
+  // code of the day; replay never runs a tool, a rule or a hook, so nothing re-derives it
+  /^run\.setup data\.(tools\.\[\]\.(name|description|inputSchema\..+)|hooks\.\[\]\..+|permissions\..+|mcpServers\.\[\]\..+|memory\.\[\]\..+)$/,
 ];
 
 type Path = (string | number)[];

@@ -46,9 +46,9 @@ describe('sessionView', () => {
   it('reports transitions the chart has no edge for', async () => {
     const { records } = await interestingSession();
     const forged = records.map((r) =>
-      r.type === 'transition' && r.seq === 4 ? { ...r, data: { ...r.data, reason: 'teleported' } } : r,
+      r.type === 'transition' && r.seq === 5 ? { ...r, data: { ...r.data, reason: 'teleported' } } : r,
     );
-    expect(sessionView(forged).unknown.map((t) => t.seq)).toEqual([4]);
+    expect(sessionView(forged).unknown.map((t) => t.seq)).toEqual([5]);
   });
 });
 
@@ -94,18 +94,18 @@ describe('the viewer index', () => {
     const chart = chartOf();
     const { cols, tables } = indexRecords(records, chart).chunk();
     const at = (seq: number) => records.findIndex((r) => r.seq === seq);
-    const retry = at(20);
+    const retry = at(21);
     expect(records[retry]).toMatchObject({ type: 'transition', data: { reason: 'transport_retry' } });
     expect(chart.edges[cols.edge[retry]!]?.reason).toBe('transport_retry');
     expect(tables.reasons[cols.reason[retry]!]).toBe('transport_retry');
     // transport_retry ← the model.failed before it; tool_use_requested ← the response; query_built ← the appended results.
     expect(records[cols.cause[retry]!]?.type).toBe('model.failed');
-    expect(records[cols.cause[at(7)]!]?.type).toBe('model.responded');
-    expect(records[cols.cause[at(17)]!]).toMatchObject({
+    expect(records[cols.cause[at(8)]!]?.type).toBe('model.responded');
+    expect(records[cols.cause[at(18)]!]).toMatchObject({
       type: 'message.appended',
       data: { origin: 'tool_results' },
     });
-    expect(records[cols.cause[at(46)]!]?.type).toBe('hook.decided');
+    expect(records[cols.cause[at(47)]!]?.type).toBe('hook.decided');
     for (let i = 0; i < records.length; i++)
       if (records[i]!.type !== 'transition') expect(cols.cause[i]).toBe(-1);
   });
@@ -114,9 +114,9 @@ describe('the viewer index', () => {
     const { records } = await interestingSession();
     const { cols, tables } = indexRecords(records, chartOf()).chunk();
     const turnOf = (seq: number) => tables.turns[cols.turn[records.findIndex((r) => r.seq === seq)]!];
-    expect(turnOf(15)).toMatchObject({ turn: 1 }); // tool_result_continuation ends turn 1
-    expect(turnOf(16)).toMatchObject({ turn: 2 });
-    expect(turnOf(57)).toMatchObject({ turn: 1 }); // run 2 starts over
+    expect(turnOf(16)).toMatchObject({ turn: 1 }); // tool_result_continuation ends turn 1
+    expect(turnOf(17)).toMatchObject({ turn: 2 });
+    expect(turnOf(59)).toMatchObject({ turn: 1 }); // run 2 starts over
     expect(cols.turn[0]).toBe(-1); // session.created: outside a run
     const tools = records.flatMap((r, i) =>
       cols.tool[i]! >= 0 ? [`${r.type}:${tables.tools[cols.tool[i]!]}`] : [],

@@ -6,6 +6,7 @@ import {
   openStore,
   out,
   printJson,
+  selfCommand,
   timeOf,
   withCommonOptions,
 } from '../io.ts';
@@ -29,12 +30,12 @@ export function registerSessions(program: Command): void {
         const agent = row.parent ? `[${row.parent.agent}] ` : '';
         const indent = depth > 0 ? `${'  '.repeat(depth - 1)}└ ` : '';
         const job =
-          row.job?.state === 'claimed'
+          row.job?.state === 'claimed' || row.job?.state === 'held'
             ? `  [held by ${row.job.worker}]`
             : row.job?.state === 'queued'
               ? '  [queued]'
               : row.job?.state === 'parked'
-                ? '  [parked: reloop approvals]'
+                ? `  [parked: ${selfCommand()} approvals]`
                 : row.job?.startError
                   ? `  [failed to start: ${row.job.startError}]`
                   : '';
