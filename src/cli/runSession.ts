@@ -330,6 +330,7 @@ export function runSubAgents(opts: RunOptions) {
     opts.agentsDir ?? [],
     builtinTools().map((t) => t.name),
     maxTurns,
+    memorySources(opts),
   );
 }
 

@@ -29,8 +29,6 @@ export interface RunOptions extends GlobalOptions, SystemPromptFlags {
   mcpConfig?: string[];
   strictMcpConfig?: boolean;
   outputFormat?: string;
-  /** `--setting-sources user,project,local`: which settings files (and CLAUDE.md memory) are read. */
-  settingSources?: string;
 }
 
 export function registerRun(program: Command): void {
