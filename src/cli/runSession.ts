@@ -46,6 +46,7 @@ import { systemPromptOf } from './systemPromptFlags.ts';
 import { terminalAsk } from './terminalAsk.ts';
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+const MEMORY_SOURCES = ['user', 'project', 'local'] as const;
 
 /**
  * What `reloop run` (and the demo) needs before it may touch the store: every flag parsed,
@@ -100,6 +101,8 @@ export async function prepareRun(
   const canUseTool = permissionPolicy(mode, opts, cwd);
   prepared.options = {
     cwd,
+    // CLAUDE.md memory, as Claude Code reads it: the user's, the project's and the local one.
+    memory: { sources: MEMORY_SOURCES },
     subAgents,
     tools: builtinTools({
       // Outside cwd the tools open only what an allow rule names, checked on what they really open.
@@ -168,8 +171,14 @@ export async function runPrepared(
     store,
     model: prepared.model,
     ...prepared.options,
-    // Under --json the log's lines are not shown; what hooks say to the user still is (stderr).
-    ...(quiet ? { onRecord: hookNotices } : { onRecord: live.onRecord, onStreamEvent: live.onStreamEvent }),
+    // Under --json the log's lines are not shown; what hooks say to the user still is (stderr),
+    // and so is memory that was not read.
+    onRecord: (r, state) => {
+      memoryNotices(r);
+      if (quiet) hookNotices(r);
+      else live.onRecord(r, state);
+    },
+    ...(quiet ? {} : { onStreamEvent: live.onStreamEvent }),
   };
   // On PostgreSQL the session's lease, the one a worker's claim is: taken before its log is read,
   // so a session another process drives is refused (SESSION_LOCKED) rather than taken over.
@@ -262,6 +271,12 @@ async function printEvents(events: AsyncGenerator<SessionEvent, RunResult, undef
     if (next.done) return next.value;
     printJson(next.value);
   }
+}
+
+/** A CLAUDE.md (or an import) that was not read, on stderr: the model did not see it. */
+function memoryNotices(r: LogRecord): void {
+  if (r.type !== 'memory.loaded') return;
+  for (const w of r.data.warnings ?? []) err(`warning: ${w}`);
 }
 
 /**

@@ -116,6 +116,8 @@ export async function sessionOptionsFor(
     store: deps.store,
     model,
     cwd,
+    // CLAUDE.md memory as `reloop run` reads it (recorded in each run's memory.loaded).
+    memory: { sources: ['user', 'project', 'local'] },
     subAgents: {
       agents,
       ...(spec.subagentMaxTurns !== undefined ? { maxTurns: spec.subagentMaxTurns } : {}),
