@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { HookSettingsError } from '../hooks/config.ts';
-import { runHooksFromFlags } from '../hooks/settings.ts';
+import { runHooksFromLayers } from '../hooks/settings.ts';
 import { hasApiKey } from '../model/credentials.ts';
 import { costOf, priceOf } from '../model/pricing.ts';
 import { parseScriptText, ScriptError } from '../model/script.ts';
@@ -15,13 +15,8 @@ import type { LogRecord } from '../store/records.ts';
 import type { SessionLease } from '../store/sessionLease.ts';
 import type { EventStore } from '../store/types.ts';
 import { builtinTools } from '../tools/builtin/index.ts';
-import {
-  createPermissionPolicy,
-  type PermissionMode,
-  PermissionModeSchema,
-  PermissionRuleError,
-} from '../tools/permissions/index.ts';
-import { fetchRedirectPolicy } from '../tools/permissions/webFetchRedirects.ts';
+import { type PermissionMode, PermissionModeSchema } from '../tools/permissions/index.ts';
+import type { CanUseTool } from '../tools/types.ts';
 import type { RunOptions } from './commands/run.ts';
 import {
   CommandFailed,
@@ -39,6 +34,7 @@ import {
 } from './io.ts';
 import { liveOutput } from './liveOutput.ts';
 import { mcpServersFor } from './mcpFlags.ts';
+import { runPermissions } from './permissionFlags.ts';
 import { parseOnAsk } from './runFlags.ts';
 import { leaseSession } from './sessionLease.ts';
 import { subAgentsFor } from './subAgents.ts';
@@ -58,6 +54,10 @@ export interface PreparedRun {
   settings: RunSettings;
   model: ModelClient;
   options: Omit<SessionOptions, 'store' | 'model'>;
+  /** The permission mode the run has (the flag, else the settings' defaultMode, else default). */
+  mode?: PermissionMode;
+  /** The run's policy (every settings layer, the flags) with more allow rules, source `cliArg`. */
+  policyWith?: (moreAllow: readonly string[]) => CanUseTool;
   /** Set once the session exists: a script's `abort` turn aborts it. */
   session?: Session;
 }
@@ -68,7 +68,7 @@ export async function prepareRun(
   extra: Partial<SessionOptions> = {},
 ): Promise<PreparedRun> {
   const { model: given, settings: base, ...rest } = extra;
-  const { mode, settings } = checkRunFlags(opts, base);
+  const { settings } = checkRunFlags(opts, base);
   if (!given && !opts.script) assertModelAvailable();
   const cwd = await workingDirectory(opts.cwd);
   const system = await systemPromptOf(opts, DEFAULT_SYSTEM_PROMPT);
@@ -82,7 +82,14 @@ export async function prepareRun(
   };
   prepared.model = given ?? (await modelFrom(opts, () => prepared.session?.abort()));
   const passEnv = opts.passEnv ?? [];
-  const hooks = await hookSettings(opts, cwd);
+  // The settings layers (user, project, local, --settings, managed) and the command line's rules:
+  // the same layers go to the permission policy, the hooks and the MCP approvals.
+  const { layers, setup, policyWith } = await runPermissions(
+    opts,
+    cwd,
+    storeLocationOf(opts).kind === 'file' ? [storeDir(opts)] : [],
+  );
+  const hooks = hookSettings(layers, opts);
   for (const w of hooks.warnings) err(`warning: ${w}`);
   // Costs come from the price table: a model it does not know costs $0 in every total, so a
   // budget in dollars could never stop the run. Said once, up front, on stderr.
@@ -97,35 +104,31 @@ export async function prepareRun(
   // Agent files too: a bad one stops the run before the store is touched.
   const subAgents = rest.subAgents ?? (await runSubAgents({ ...opts, cwd }));
   // MCP servers: a bad --mcp-config is exit 2 here; a project server nobody approved is a warning.
-  const mcpServers = await mcpServersFor(opts, cwd);
-  const canUseTool = permissionPolicy(mode, opts, cwd);
+  const mcpServers = await mcpServersFor(opts, cwd, layers);
+  prepared.mode = setup.mode;
+  prepared.policyWith = policyWith;
   prepared.options = {
     cwd,
     // CLAUDE.md memory, as Claude Code reads it: the user's, the project's and the local one.
     memory: { sources: MEMORY_SOURCES },
     subAgents,
     tools: builtinTools({
-      // Outside cwd the tools open only what an allow rule names, checked on what they really open.
-      allowOutsideCwd: opts.allow,
+      // Outside cwd the tools open only what an allow rule (or an added directory) names,
+      // checked on what they really open.
+      allowOutsideCwd: setup.toolReach,
       bash: { passEnv },
       // A redirect to another host is followed only where an allow rule names that host.
-      webFetch: { redirectAllowed: fetchRedirectPolicy(opts.allow, opts.deny, cwd) },
+      webFetch: { redirectAllowed: setup.redirectAllowed },
     }),
-    canUseTool,
+    canUseTool: setup.canUseTool,
     // What the policy enforces, for the log's recorded setup (a changed rule shows on resume and rerun).
-    permissions: {
-      mode,
-      rules: [
-        ...(opts.allow ?? []).map((rule) => ({ source: 'cliArg', behavior: 'allow' as const, rule })),
-        ...(opts.deny ?? []).map((rule) => ({ source: 'cliArg', behavior: 'deny' as const, rule })),
-      ],
-    },
+    permissions: { mode: setup.mode, rules: setup.facts },
     ...(mcpServers ? { mcpServers } : {}),
     // One prompt at a time: parallel sub-agents share this askUser (src/cli/terminalAsk.ts).
     askUser: !quiet && process.stdin.isTTY ? terminalAsk() : undefined,
     unattendedAsk: parseOnAsk(opts.onAsk),
     hooks: hooks.hooks,
-    hookOptions: { permissionMode: mode, passEnv },
+    hookOptions: { permissionMode: setup.mode, passEnv },
     ...rest,
     settings,
   };
@@ -136,8 +139,8 @@ export async function prepareRun(
 export function checkRunFlags(
   opts: RunOptions,
   base: RunSettings = {},
-): { mode: PermissionMode; settings: RunSettings } {
-  const mode = parseMode(opts.permissionMode);
+): { mode: PermissionMode | undefined; settings: RunSettings } {
+  const mode = opts.permissionMode === undefined ? undefined : parseMode(opts.permissionMode);
   parseOnAsk(opts.onAsk);
   for (const name of opts.passEnv ?? []) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
@@ -326,29 +329,12 @@ export async function workingDirectory(flag: string | undefined): Promise<string
   return cwd;
 }
 
-/** The policy of the flags; a malformed `--allow` / `--deny` rule is bad usage. */
-export function permissionPolicy(mode: PermissionMode, opts: RunOptions, cwd: string) {
+/** The run's hooks: every settings layer's and `--stop-hook`'s; hooks that are not valid are bad usage. */
+function hookSettings(layers: Parameters<typeof runHooksFromLayers>[0], opts: RunOptions) {
   try {
-    // The store is protected like .git: a model in acceptEdits must not rewrite its own log.
-    return createPermissionPolicy({
-      mode,
-      allow: opts.allow,
-      deny: opts.deny,
-      cwd,
-      protect: storeLocationOf(opts).kind === 'file' ? [storeDir(opts)] : [],
-    });
+    return runHooksFromLayers(layers, opts.stopHook);
   } catch (e) {
-    if (e instanceof PermissionRuleError) throw new UsageError(e.message, e.code);
-    throw e;
-  }
-}
-
-/** The run's hooks: `--settings`' and `--stop-hook`'s; a settings file that is not valid is bad usage. */
-async function hookSettings(opts: RunOptions, cwd: string) {
-  try {
-    return await runHooksFromFlags({ settings: opts.settings, stopHook: opts.stopHook, cwd });
-  } catch (e) {
-    if (e instanceof HookSettingsError) throw new UsageError(`--settings ${e.message}`, e.code);
+    if (e instanceof HookSettingsError) throw new UsageError(e.message, e.code);
     throw e;
   }
 }
