@@ -11,6 +11,7 @@ import { AwaitingApprovalError, pendingApprovals, pendingBelow } from '../runtim
 import { DEFAULT_SYSTEM_PROMPT, type RunSettings } from '../runtime/config.ts';
 import { NothingToRunError, type RunResult, Session, type SessionOptions } from '../runtime/session.ts';
 import type { SessionEvent } from '../runtime/streamEvents.ts';
+import { type FileSource, parseSettingSources, SettingSourcesError } from '../settings/sources.ts';
 import type { LogRecord } from '../store/records.ts';
 import type { SessionLease } from '../store/sessionLease.ts';
 import type { EventStore } from '../store/types.ts';
@@ -43,6 +44,17 @@ import { terminalAsk } from './terminalAsk.ts';
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 const MEMORY_SOURCES = ['user', 'project', 'local'] as const;
+
+/** The memory a run reads: all three sources, or those `--setting-sources` names. */
+function memorySources(opts: RunOptions): readonly FileSource[] {
+  if (opts.settingSources === undefined) return MEMORY_SOURCES;
+  try {
+    return parseSettingSources(opts.settingSources);
+  } catch (e) {
+    if (e instanceof SettingSourcesError) throw new UsageError(e.message, e.code);
+    throw e;
+  }
+}
 
 /**
  * What `reloop run` (and the demo) needs before it may touch the store: every flag parsed,
@@ -109,8 +121,9 @@ export async function prepareRun(
   prepared.policyWith = policyWith;
   prepared.options = {
     cwd,
-    // CLAUDE.md memory, as Claude Code reads it: the user's, the project's and the local one.
-    memory: { sources: MEMORY_SOURCES },
+    // CLAUDE.md memory, as Claude Code reads it: the user's, the project's and the local one
+    // (`--setting-sources` picks which, as it does for the settings files).
+    memory: { sources: memorySources(opts) },
     subAgents,
     tools: builtinTools({
       // Outside cwd the tools open only what an allow rule (or an added directory) names,
@@ -317,6 +330,7 @@ export function runSubAgents(opts: RunOptions) {
     opts.agentsDir ?? [],
     builtinTools().map((t) => t.name),
     maxTurns,
+    memorySources(opts),
   );
 }
 

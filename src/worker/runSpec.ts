@@ -131,15 +131,17 @@ export async function sessionOptionsFor(
   });
   for (const w of mcp.warnings) deps.warn?.(w);
   // `Task`, as `reloop run` offers it: a sub-agent runs in the worker that runs its parent.
-  const agents = await loadAgents({ cwd, dirs: spec.agentsDir, userDir: userClaudeDir() });
+  // The cwd's .claude/agents always count (as in older specs); the user's with `user` only.
+  const userAgents = spec.settingSources?.includes('user') ? { userDir: userClaudeDir() } : {};
+  const agents = await loadAgents({ cwd, dirs: spec.agentsDir, ...userAgents });
   agents.checkTools(tools.map((t) => t.name));
   for (const w of agents.warnings) deps.warn?.(w);
   return {
     store: deps.store,
     model,
     cwd,
-    // CLAUDE.md memory as `reloop run` reads it (recorded in each run's memory.loaded).
-    memory: { sources: ['user', 'project', 'local'] },
+    // CLAUDE.md memory as `reloop run` reads it: the sources `--setting-sources` named.
+    memory: { sources: spec.settingSources ?? [] },
     subAgents: {
       agents,
       ...(spec.subagentMaxTurns !== undefined ? { maxTurns: spec.subagentMaxTurns } : {}),
