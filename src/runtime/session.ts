@@ -3,6 +3,7 @@ import { TASK_TOOL_NAME } from '../agents/definition.ts';
 import type { HookRunner } from '../hooks/runner.ts';
 import type { HookRecord, HooksOption, StopHook } from '../hooks/types.ts';
 import { AppendOnlyList } from '../lib/appendOnlyList.ts';
+import { sameJson } from '../lib/sameJson.ts';
 import type { EffectHandlers } from '../machines/effects.ts';
 import { type QueryLoopMachine, queryLoopMachine, withEffects } from '../machines/queryLoop.machine.ts';
 import { INTERRUPTED_RUN_REASON, TERMINAL_STATUS, type TerminalReason } from '../machines/reasons.ts';
@@ -109,6 +110,12 @@ export interface SessionOptions {
    * and given to the model in front of the first user turn, as Claude Code does. Default: none.
    */
   memory?: { sources: readonly MemorySource[]; userDir?: string; home?: string };
+  /**
+   * The Claude Agent SDK's `settingSources` (`user`, `project`, `local`; default none): which
+   * CLAUDE.md memory is read when `memory` is not given. (Settings files reach a session through
+   * its `canUseTool` and `hooks`, which the caller builds from `loadSettings`.)
+   */
+  settingSources?: readonly MemorySource[];
   clock?: Clock;
   random?: Random;
   ids?: IdGenerator;
@@ -179,6 +186,25 @@ export class NothingToRunError extends Error {
   constructor(readonly sessionId: string) {
     super(`session ${sessionId} has no history to continue: give a prompt`);
     this.name = 'NothingToRunError';
+  }
+}
+
+/**
+ * A prompt was given to a session whose history ends with tool calls that have no results and
+ * no run left to repair (a counterfactual fork whose new response asks for tools): the calls
+ * must run first, so the session is continued without a prompt.
+ */
+export class OpenToolCallsError extends Error {
+  readonly code = 'OPEN_TOOL_CALLS';
+  constructor(
+    readonly sessionId: string,
+    readonly toolUseIds: readonly string[],
+  ) {
+    super(
+      `session ${sessionId} ends with tool calls that have no results yet (${toolUseIds.join(', ')}): ` +
+        'continue it without a prompt, so they run first',
+    );
+    this.name = 'OpenToolCallsError';
   }
 }
 
@@ -412,6 +438,19 @@ export class Session {
           this.id,
           waiting.map((a) => a.toolUseId),
         );
+      }
+      const last = this.state.messages.last();
+      if (
+        (prompt ?? null) !== null &&
+        plan === null &&
+        last?.role === 'assistant' &&
+        hasToolUse(last.content)
+      ) {
+        const ids =
+          typeof last.content === 'string'
+            ? []
+            : last.content.flatMap((b) => (b.type === 'tool_use' ? [b.id] : []));
+        throw new OpenToolCallsError(this.id, ids);
       }
       return await this.run(prompt ?? null, controller.signal, plan);
     } finally {
@@ -721,16 +760,20 @@ export class Session {
    * record as logged (redacted), so the log holds exactly what was sent.
    */
   private async loadMemory(runId: string): Promise<string | null> {
-    const m = this.opts.memory;
+    const m =
+      this.opts.memory ?? (this.opts.settingSources ? { sources: this.opts.settingSources } : undefined);
     if (!m || m.sources.length === 0) return null;
     const loaded = await loadMemory({ cwd: this.opts.cwd ?? process.cwd(), ...m });
     // No memory file and nothing to say: no record (a log without one had no memory).
     if (loaded.files.length === 0 && loaded.warnings.length === 0) return null;
-    const r = this.rec(runId, 'memory.loaded', {
-      files: loaded.files,
+    // Read again unchanged (each prompt of a conversation is a run): refer to the earlier record.
+    const prior = this.state.memory;
+    const same = prior !== null && sameJson(prior.files, loaded.files);
+    this.rec(runId, 'memory.loaded', {
+      ...(same ? { filesFrom: prior.seq } : { files: loaded.files }),
       ...(loaded.warnings.length > 0 ? { warnings: loaded.warnings } : {}),
     });
-    return r.type === 'memory.loaded' ? memoryContext(r.data.files) : null;
+    return memoryContext(this.state.memory?.files ?? []);
   }
 
   private rec<T extends RecordType>(run: string | null, type: T, data: RecordData<T>): LogRecord {
