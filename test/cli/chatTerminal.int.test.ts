@@ -304,4 +304,37 @@ describe('reloop chat in a terminal', () => {
     },
     SLOW,
   );
+
+  it(
+    '/compact is a manual compaction run of the session; /status and /cost read it; the log verifies',
+    async () => {
+      const cwd = await project('compact');
+      server.enqueue(textReply('A long answer.'), textReply('SUMMARY: the user asked, I answered.'));
+      const t = await chat(cwd);
+      await t.type('Tell me things.');
+      await t.keys('Enter');
+      await t.waitForIdle(1);
+      await t.type('/compact');
+      await t.keys('Enter');
+      let screen = await t.waitFor(
+        (s) => /✓ compacted: 2 messages → \d+ \(the summary/.test(s),
+        'the compaction',
+      );
+      await t.type('/status');
+      await t.keys('Enter');
+      screen = await t.waitFor((s) => s.includes('state:   completed (manual_compacted)'), 'the status');
+      expect(screen).toContain('mode:    default');
+      await t.keys('C-d');
+      await t.waitFor((s) => s.includes('continue it:'), 'the goodbye line');
+      const { id, records } = await logOf(cwd);
+      const reasons = records.filter((r) => r.type === 'transition').map((r) => r.data.reason);
+      expect(reasons.slice(-2)).toEqual(['manual_compact', 'manual_compacted']);
+      expect(records.find((r) => r.type === 'compaction.finished')?.data).toMatchObject({
+        ok: true,
+        mode: 'manual',
+      });
+      await verifies(cwd, id);
+    },
+    SLOW,
+  );
 });
