@@ -3,6 +3,7 @@ import { TASK_TOOL_NAME } from '../agents/definition.ts';
 import type { HookRunner } from '../hooks/runner.ts';
 import type { HookRecord, HooksOption, StopHook } from '../hooks/types.ts';
 import { AppendOnlyList } from '../lib/appendOnlyList.ts';
+import { sameJson } from '../lib/sameJson.ts';
 import type { EffectHandlers } from '../machines/effects.ts';
 import { type QueryLoopMachine, queryLoopMachine, withEffects } from '../machines/queryLoop.machine.ts';
 import { INTERRUPTED_RUN_REASON, TERMINAL_STATUS, type TerminalReason } from '../machines/reasons.ts';
@@ -783,11 +784,14 @@ export class Session {
     const loaded = await loadMemory({ cwd: this.opts.cwd ?? process.cwd(), ...m });
     // No memory file and nothing to say: no record (a log without one had no memory).
     if (loaded.files.length === 0 && loaded.warnings.length === 0) return null;
-    const r = this.rec(runId, 'memory.loaded', {
-      files: loaded.files,
+    // Read again unchanged (each prompt of a conversation is a run): refer to the earlier record.
+    const prior = this.state.memory;
+    const same = prior !== null && sameJson(prior.files, loaded.files);
+    this.rec(runId, 'memory.loaded', {
+      ...(same ? { filesFrom: prior.seq } : { files: loaded.files }),
       ...(loaded.warnings.length > 0 ? { warnings: loaded.warnings } : {}),
     });
-    return r.type === 'memory.loaded' ? memoryContext(r.data.files) : null;
+    return memoryContext(this.state.memory?.files ?? []);
   }
 
   private rec<T extends RecordType>(run: string | null, type: T, data: RecordData<T>): LogRecord {
