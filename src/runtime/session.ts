@@ -110,6 +110,12 @@ export interface SessionOptions {
    * and given to the model in front of the first user turn, as Claude Code does. Default: none.
    */
   memory?: { sources: readonly MemorySource[]; userDir?: string; home?: string };
+  /**
+   * The Claude Agent SDK's `settingSources` (`user`, `project`, `local`; default none): which
+   * CLAUDE.md memory is read when `memory` is not given. (Settings files reach a session through
+   * its `canUseTool` and `hooks`, which the caller builds from `loadSettings`.)
+   */
+  settingSources?: readonly MemorySource[];
   clock?: Clock;
   random?: Random;
   ids?: IdGenerator;
@@ -779,7 +785,8 @@ export class Session {
    * record as logged (redacted), so the log holds exactly what was sent.
    */
   private async loadMemory(runId: string): Promise<string | null> {
-    const m = this.opts.memory;
+    const m =
+      this.opts.memory ?? (this.opts.settingSources ? { sources: this.opts.settingSources } : undefined);
     if (!m || m.sources.length === 0) return null;
     const loaded = await loadMemory({ cwd: this.opts.cwd ?? process.cwd(), ...m });
     // No memory file and nothing to say: no record (a log without one had no memory).

@@ -59,6 +59,17 @@ describe('SessionOptions.memory', () => {
     expect((await records()).some((r) => r.type === 'memory.loaded')).toBe(false);
   });
 
+  it("settingSources (the Agent SDK's name) reads the memory of those sources when memory is not given", async () => {
+    server.requests.length = 0;
+    server.enqueue(textReply('ok'), textReply('ok'));
+    const project = await session({ settingSources: ['project'] });
+    await project.s.submit('go');
+    expect((firstText(0) as { text: string }[])[0]!.text).toContain('Contents of');
+    const userOnly = await session({ settingSources: ['user'], memory: { sources: [] } });
+    await userOnly.s.submit('go');
+    expect(firstText(1)).toBe('go');
+  });
+
   it('each run reads it; unchanged files refer to the earlier record, changed ones are recorded again', async () => {
     server.requests.length = 0;
     server.enqueue(textReply('one'), textReply('two'), textReply('three'));
