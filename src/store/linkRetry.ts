@@ -26,7 +26,7 @@ const LINK_CODES = new Set([
 ]);
 
 const LINK_MESSAGES =
-  /Connection terminated|connection timeout|Client has encountered a connection error|Connection ended unexpectedly/i;
+  /Connection terminated|connection timeout|Client has encountered a connection error|Connection ended unexpectedly|Query read timeout|timeout exceeded when trying to connect/i;
 
 export function isLinkError(e: unknown): boolean {
   if (typeof e !== 'object' || e === null) return false;

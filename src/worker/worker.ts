@@ -94,25 +94,38 @@ export async function runWorker(opts: WorkerOptions): Promise<{ runs: number; le
     finished = r;
   });
 
-  const heartbeat = setInterval(
-    () => {
-      const sessions = [...held.keys()];
-      queue.renew(id, sessions, leaseMs).then(
-        (kept) => {
-          const still = new Set(kept);
-          for (const s of sessions) {
-            const h = held.get(s);
-            if (!h || still.has(s) || h.lost) continue;
-            h.lost = true;
-            emit({ type: 'lost', session: s });
-            h.controller.abort(new Error('lease lost: another worker holds this session'));
-          }
-        },
-        () => undefined, // the database is unreachable: the next beat tries again
-      );
-    },
-    Math.max(50, Math.floor(leaseMs / 3)),
-  );
+  // The heartbeat: every third of the lease, or sooner (with backoff) after a failed renewal.
+  const period = Math.max(50, Math.floor(leaseMs / 3));
+  let beating = true;
+  let beatFailures = 0;
+  let beatTimer: ReturnType<typeof setTimeout> | undefined;
+  const schedule = (ms: number) => {
+    if (beating) beatTimer = setTimeout(beat, ms);
+  };
+  function beat(): void {
+    const sessions = [...held.keys()];
+    queue.renew(id, sessions, leaseMs).then(
+      (kept) => {
+        if (beatFailures > 0) emit({ type: 'store-ok', failures: beatFailures });
+        beatFailures = 0;
+        const still = new Set(kept);
+        for (const s of sessions) {
+          const h = held.get(s);
+          if (!h || still.has(s) || h.lost) continue;
+          h.lost = true;
+          emit({ type: 'lost', session: s });
+          h.controller.abort(new Error('lease lost: another worker holds this session'));
+        }
+        schedule(period);
+      },
+      (e: unknown) => {
+        const retryMs = Math.min(period, linkDelay(retry, beatFailures++));
+        emit({ type: 'store-error', message: `heartbeat: ${messageOf(e)}`, retryMs });
+        schedule(retryMs);
+      },
+    );
+  }
+  schedule(period);
 
   const onStop = () => {
     emit({ type: 'stopping', holding: held.size });
@@ -255,7 +268,8 @@ export async function runWorker(opts: WorkerOptions): Promise<{ runs: number; le
     }
     await Promise.all([...held.values()].map((h) => h.done));
   } finally {
-    clearInterval(heartbeat);
+    beating = false;
+    clearTimeout(beatTimer);
     opts.stop?.removeEventListener('abort', onStop);
     opts.drain.removeEventListener('abort', onDrain);
   }

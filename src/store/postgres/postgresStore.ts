@@ -100,7 +100,16 @@ export async function openPostgresStore(
   url: string,
   options: PostgresStoreOptions = {},
 ): Promise<PostgresEventStore> {
-  const config: pg.PoolConfig = { connectionString: url, max: options.maxConnections ?? 10 };
+  const config: pg.PoolConfig = {
+    connectionString: url,
+    max: options.maxConnections ?? 10,
+    // A link that goes away without a word (no reset) must still end in an error the store can
+    // retry, not a query that waits forever: keep-alives, and bounds on connecting and on a query.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 5_000,
+    connectionTimeoutMillis: 10_000,
+    query_timeout: 30_000,
+  };
   const pool = new pg.Pool(config);
   // An idle connection that dies (server restart) must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
