@@ -149,10 +149,13 @@ describeNetns('a worker whose database link drops', () => {
     );
     try {
       // Both runs are in flight (each has run a tool) when the link goes.
-      await until(async () => {
-        const seen = await lines(counter);
-        return seen.includes('s1-r1') && seen.includes('s2-r1');
-      }, () => `both runs to start (worker: ${JSON.stringify(worker.events)} ${worker.stderr()})`);
+      await until(
+        async () => {
+          const seen = await lines(counter);
+          return seen.includes('s1-r1') && seen.includes('s2-r1');
+        },
+        () => `both runs to start (worker: ${JSON.stringify(worker.events)} ${worker.stderr()})`,
+      );
       worker.child.kill('SIGUSR1');
       // The link stays down CUT_MS; the worker notices (its heartbeat fails at the latest).
       await new Promise((r) => setTimeout(r, CUT_MS));
