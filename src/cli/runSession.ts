@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { HookSettingsError } from '../hooks/config.ts';
-import { runHooksFromFlags } from '../hooks/settings.ts';
+import { runHooksFromLayers } from '../hooks/settings.ts';
 import { hasApiKey } from '../model/credentials.ts';
 import { costOf, priceOf } from '../model/pricing.ts';
 import { parseScriptText, ScriptError } from '../model/script.ts';
@@ -11,17 +11,13 @@ import { AwaitingApprovalError, pendingApprovals, pendingBelow } from '../runtim
 import { DEFAULT_SYSTEM_PROMPT, type RunSettings } from '../runtime/config.ts';
 import { NothingToRunError, type RunResult, Session, type SessionOptions } from '../runtime/session.ts';
 import type { SessionEvent } from '../runtime/streamEvents.ts';
+import { type FileSource, parseSettingSources, SettingSourcesError } from '../settings/sources.ts';
 import type { LogRecord } from '../store/records.ts';
 import type { SessionLease } from '../store/sessionLease.ts';
 import type { EventStore } from '../store/types.ts';
 import { builtinTools } from '../tools/builtin/index.ts';
-import {
-  createPermissionPolicy,
-  type PermissionMode,
-  PermissionModeSchema,
-  PermissionRuleError,
-} from '../tools/permissions/index.ts';
-import { fetchRedirectPolicy } from '../tools/permissions/webFetchRedirects.ts';
+import { type PermissionMode, PermissionModeSchema } from '../tools/permissions/index.ts';
+import type { CanUseTool } from '../tools/types.ts';
 import type { RunOptions } from './commands/run.ts';
 import {
   CommandFailed,
@@ -39,6 +35,7 @@ import {
 } from './io.ts';
 import { liveOutput } from './liveOutput.ts';
 import { mcpServersFor } from './mcpFlags.ts';
+import { offeredTools, runPermissions } from './permissionFlags.ts';
 import { parseOnAsk } from './runFlags.ts';
 import { leaseSession } from './sessionLease.ts';
 import { subAgentsFor } from './subAgents.ts';
@@ -46,6 +43,18 @@ import { systemPromptOf } from './systemPromptFlags.ts';
 import { terminalAsk } from './terminalAsk.ts';
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+const MEMORY_SOURCES = ['user', 'project', 'local'] as const;
+
+/** The memory a run reads: all three sources, or those `--setting-sources` names. */
+function memorySources(opts: RunOptions): readonly FileSource[] {
+  if (opts.settingSources === undefined) return MEMORY_SOURCES;
+  try {
+    return parseSettingSources(opts.settingSources);
+  } catch (e) {
+    if (e instanceof SettingSourcesError) throw new UsageError(e.message, e.code);
+    throw e;
+  }
+}
 
 /**
  * What `reloop run` (and the demo) needs before it may touch the store: every flag parsed,
@@ -57,6 +66,10 @@ export interface PreparedRun {
   settings: RunSettings;
   model: ModelClient;
   options: Omit<SessionOptions, 'store' | 'model'>;
+  /** The permission mode the run has (the flag, else the settings' defaultMode, else default). */
+  mode?: PermissionMode;
+  /** The run's policy (every settings layer, the flags) with more allow rules, source `cliArg`. */
+  policyWith?: (moreAllow: readonly string[]) => CanUseTool;
   /** Set once the session exists: a script's `abort` turn aborts it. */
   session?: Session;
 }
@@ -67,7 +80,7 @@ export async function prepareRun(
   extra: Partial<SessionOptions> = {},
 ): Promise<PreparedRun> {
   const { model: given, settings: base, ...rest } = extra;
-  const { mode, settings } = checkRunFlags(opts, base);
+  const { settings } = checkRunFlags(opts, base);
   if (!given && !opts.script) assertModelAvailable();
   const cwd = await workingDirectory(opts.cwd);
   const system = await systemPromptOf(opts, DEFAULT_SYSTEM_PROMPT);
@@ -81,7 +94,14 @@ export async function prepareRun(
   };
   prepared.model = given ?? (await modelFrom(opts, () => prepared.session?.abort()));
   const passEnv = opts.passEnv ?? [];
-  const hooks = await hookSettings(opts, cwd);
+  // The settings layers (user, project, local, --settings, managed) and the command line's rules:
+  // the same layers go to the permission policy, the hooks and the MCP approvals.
+  const { layers, setup, policyWith } = await runPermissions(
+    opts,
+    cwd,
+    storeLocationOf(opts).kind === 'file' ? [storeDir(opts)] : [],
+  );
+  const hooks = hookSettings(layers, opts);
   for (const w of hooks.warnings) err(`warning: ${w}`);
   // Costs come from the price table: a model it does not know costs $0 in every total, so a
   // budget in dollars could never stop the run. Said once, up front, on stderr.
@@ -96,33 +116,40 @@ export async function prepareRun(
   // Agent files too: a bad one stops the run before the store is touched.
   const subAgents = rest.subAgents ?? (await runSubAgents({ ...opts, cwd }));
   // MCP servers: a bad --mcp-config is exit 2 here; a project server nobody approved is a warning.
-  const mcpServers = await mcpServersFor(opts, cwd);
-  const canUseTool = permissionPolicy(mode, opts, cwd);
+  const mcpServers = await mcpServersFor(opts, cwd, layers);
+  prepared.mode = setup.mode;
+  prepared.policyWith = policyWith;
   prepared.options = {
     cwd,
-    subAgents,
-    tools: builtinTools({
-      // Outside cwd the tools open only what an allow rule names, checked on what they really open.
-      allowOutsideCwd: opts.allow,
-      bash: { passEnv },
-      // A redirect to another host is followed only where an allow rule names that host.
-      webFetch: { redirectAllowed: fetchRedirectPolicy(opts.allow, opts.deny, cwd) },
-    }),
-    canUseTool,
+    // CLAUDE.md memory, as Claude Code reads it: the user's, the project's and the local one
+    // (`--setting-sources` picks which, as it does for the settings files).
+    memory: { sources: memorySources(opts) },
+    // `Task` is a built-in tool for `--tools` and a whole-tool deny rule, as in Claude Code.
+    ...((await offeredTools([{ name: 'Task' }], opts.tools, setup.rules.deny, builtinNames())).length
+      ? { subAgents }
+      : {}),
+    tools: await offeredTools(
+      builtinTools({
+        // Outside cwd the tools open only what an allow rule (or an added directory) names,
+        // checked on what they really open.
+        allowOutsideCwd: setup.toolReach,
+        bash: { passEnv },
+        // A redirect to another host is followed only where an allow rule names that host.
+        webFetch: { redirectAllowed: setup.redirectAllowed },
+      }),
+      opts.tools,
+      setup.rules.deny,
+      builtinNames(),
+    ),
+    canUseTool: setup.canUseTool,
     // What the policy enforces, for the log's recorded setup (a changed rule shows on resume and rerun).
-    permissions: {
-      mode,
-      rules: [
-        ...(opts.allow ?? []).map((rule) => ({ source: 'cliArg', behavior: 'allow' as const, rule })),
-        ...(opts.deny ?? []).map((rule) => ({ source: 'cliArg', behavior: 'deny' as const, rule })),
-      ],
-    },
+    permissions: { mode: setup.mode, rules: setup.facts },
     ...(mcpServers ? { mcpServers } : {}),
     // One prompt at a time: parallel sub-agents share this askUser (src/cli/terminalAsk.ts).
     askUser: !quiet && process.stdin.isTTY ? terminalAsk() : undefined,
     unattendedAsk: parseOnAsk(opts.onAsk),
     hooks: hooks.hooks,
-    hookOptions: { permissionMode: mode, passEnv },
+    hookOptions: { permissionMode: setup.mode, passEnv },
     ...rest,
     settings,
   };
@@ -133,8 +160,8 @@ export async function prepareRun(
 export function checkRunFlags(
   opts: RunOptions,
   base: RunSettings = {},
-): { mode: PermissionMode; settings: RunSettings } {
-  const mode = parseMode(opts.permissionMode);
+): { mode: PermissionMode | undefined; settings: RunSettings } {
+  const mode = opts.permissionMode === undefined ? undefined : parseMode(opts.permissionMode);
   parseOnAsk(opts.onAsk);
   for (const name of opts.passEnv ?? []) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
@@ -168,8 +195,14 @@ export async function runPrepared(
     store,
     model: prepared.model,
     ...prepared.options,
-    // Under --json the log's lines are not shown; what hooks say to the user still is (stderr).
-    ...(quiet ? { onRecord: hookNotices } : { onRecord: live.onRecord, onStreamEvent: live.onStreamEvent }),
+    // Under --json the log's lines are not shown; what hooks say to the user still is (stderr),
+    // and so is memory that was not read.
+    onRecord: (r, state) => {
+      memoryNotices(r);
+      if (quiet) hookNotices(r);
+      else live.onRecord(r, state);
+    },
+    ...(quiet ? {} : { onStreamEvent: live.onStreamEvent }),
   };
   // On PostgreSQL the session's lease, the one a worker's claim is: taken before its log is read,
   // so a session another process drives is refused (SESSION_LOCKED) rather than taken over.
@@ -264,6 +297,12 @@ async function printEvents(events: AsyncGenerator<SessionEvent, RunResult, undef
   }
 }
 
+/** A CLAUDE.md (or an import) that was not read, on stderr: the model did not see it. */
+function memoryNotices(r: LogRecord): void {
+  if (r.type !== 'memory.loaded') return;
+  for (const w of r.data.warnings ?? []) err(`warning: ${w}`);
+}
+
 /**
  * The lease goes back with what the run left: parked (a paused run) or done. A run still open
  * in the log (this process failed mid-run) keeps it until it lapses: the session then counts as
@@ -287,8 +326,13 @@ function hookNotices(r: LogRecord): void {
   if (d.systemMessage) err(`${d.hook} hook: ${d.systemMessage}`);
 }
 
+/** Every built-in tool's name, `Task` included: what `--tools` may name. */
+function builtinNames(): string[] {
+  return [...builtinTools().map((t) => t.name), 'Task'];
+}
+
 /** The Task tool's agents for a run (its working directory's and `--agents-dir`'s). */
-export function runSubAgents(opts: RunOptions) {
+export async function runSubAgents(opts: RunOptions) {
   const cwd = path.resolve(opts.cwd ?? process.cwd());
   const maxTurns =
     opts.subagentMaxTurns !== undefined
@@ -297,8 +341,10 @@ export function runSubAgents(opts: RunOptions) {
   return subAgentsFor(
     cwd,
     opts.agentsDir ?? [],
-    builtinTools().map((t) => t.name),
+    // A sub-agent chooses among the tools the run offers (`--tools`).
+    (await offeredTools(builtinTools(), opts.tools, [], builtinNames())).map((t) => t.name),
     maxTurns,
+    memorySources(opts),
   );
 }
 
@@ -311,29 +357,12 @@ export async function workingDirectory(flag: string | undefined): Promise<string
   return cwd;
 }
 
-/** The policy of the flags; a malformed `--allow` / `--deny` rule is bad usage. */
-export function permissionPolicy(mode: PermissionMode, opts: RunOptions, cwd: string) {
+/** The run's hooks: every settings layer's and `--stop-hook`'s; hooks that are not valid are bad usage. */
+function hookSettings(layers: Parameters<typeof runHooksFromLayers>[0], opts: RunOptions) {
   try {
-    // The store is protected like .git: a model in acceptEdits must not rewrite its own log.
-    return createPermissionPolicy({
-      mode,
-      allow: opts.allow,
-      deny: opts.deny,
-      cwd,
-      protect: storeLocationOf(opts).kind === 'file' ? [storeDir(opts)] : [],
-    });
+    return runHooksFromLayers(layers, opts.stopHook);
   } catch (e) {
-    if (e instanceof PermissionRuleError) throw new UsageError(e.message, e.code);
-    throw e;
-  }
-}
-
-/** The run's hooks: `--settings`' and `--stop-hook`'s; a settings file that is not valid is bad usage. */
-async function hookSettings(opts: RunOptions, cwd: string) {
-  try {
-    return await runHooksFromFlags({ settings: opts.settings, stopHook: opts.stopHook, cwd });
-  } catch (e) {
-    if (e instanceof HookSettingsError) throw new UsageError(`--settings ${e.message}`, e.code);
+    if (e instanceof HookSettingsError) throw new UsageError(e.message, e.code);
     throw e;
   }
 }

@@ -3,10 +3,12 @@ import { TASK_TOOL_NAME } from '../agents/definition.ts';
 import type { HookRunner } from '../hooks/runner.ts';
 import type { HookRecord, HooksOption, StopHook } from '../hooks/types.ts';
 import { AppendOnlyList } from '../lib/appendOnlyList.ts';
+import { sameJson } from '../lib/sameJson.ts';
 import type { EffectHandlers } from '../machines/effects.ts';
 import { type QueryLoopMachine, queryLoopMachine, withEffects } from '../machines/queryLoop.machine.ts';
 import { INTERRUPTED_RUN_REASON, TERMINAL_STATUS, type TerminalReason } from '../machines/reasons.ts';
 import type { McpLimits, McpServerDescription } from '../mcp/servers.ts';
+import { loadMemory, type MemorySource, memoryContext } from '../memory/index.ts';
 import { hasToolUse, type Message, type ToolResultBlock, textOf, type Usage } from '../model/messages.ts';
 import type { ModelClient, ModelStreamEvent } from '../model/types.ts';
 import { fold } from '../store/evolve.ts';
@@ -101,6 +103,19 @@ export interface SessionOptions {
    * default with `append` after it. Wins over `settings.system`; recorded in `run.started.config`.
    */
   systemPrompt?: SystemPromptOption;
+  /**
+   * CLAUDE.md memory, read at the start of each run from the sources named (`user`: the user's
+   * `~/.claude/CLAUDE.md`; `project`: CLAUDE.md and .claude/CLAUDE.md of the working directory and
+   * its parents up to the repository root; `local`: CLAUDE.local.md), recorded in `memory.loaded`
+   * and given to the model in front of the first user turn, as Claude Code does. Default: none.
+   */
+  memory?: { sources: readonly MemorySource[]; userDir?: string; home?: string };
+  /**
+   * The Claude Agent SDK's `settingSources` (`user`, `project`, `local`; default none): which
+   * CLAUDE.md memory is read when `memory` is not given. (Settings files reach a session through
+   * its `canUseTool` and `hooks`, which the caller builds from `loadSettings`.)
+   */
+  settingSources?: readonly MemorySource[];
   clock?: Clock;
   random?: Random;
   ids?: IdGenerator;
@@ -171,6 +186,25 @@ export class NothingToRunError extends Error {
   constructor(readonly sessionId: string) {
     super(`session ${sessionId} has no history to continue: give a prompt`);
     this.name = 'NothingToRunError';
+  }
+}
+
+/**
+ * A prompt was given to a session whose history ends with tool calls that have no results and
+ * no run left to repair (a counterfactual fork whose new response asks for tools): the calls
+ * must run first, so the session is continued without a prompt.
+ */
+export class OpenToolCallsError extends Error {
+  readonly code = 'OPEN_TOOL_CALLS';
+  constructor(
+    readonly sessionId: string,
+    readonly toolUseIds: readonly string[],
+  ) {
+    super(
+      `session ${sessionId} ends with tool calls that have no results yet (${toolUseIds.join(', ')}): ` +
+        'continue it without a prompt, so they run first',
+    );
+    this.name = 'OpenToolCallsError';
   }
 }
 
@@ -405,6 +439,19 @@ export class Session {
           waiting.map((a) => a.toolUseId),
         );
       }
+      const last = this.state.messages.last();
+      if (
+        (prompt ?? null) !== null &&
+        plan === null &&
+        last?.role === 'assistant' &&
+        hasToolUse(last.content)
+      ) {
+        const ids =
+          typeof last.content === 'string'
+            ? []
+            : last.content.flatMap((b) => (b.type === 'tool_use' ? [b.id] : []));
+        throw new OpenToolCallsError(this.id, ids);
+      }
       return await this.run(prompt ?? null, controller.signal, plan);
     } finally {
       options.signal?.removeEventListener('abort', onOuterAbort);
@@ -464,6 +511,7 @@ export class Session {
     if (signal.aborted && this.abortLoggedFor !== runId) {
       this.rec(runId, 'abort.requested', { reason: 'aborted before the run started' });
     }
+    const memory = await this.loadMemory(runId);
     // MCP servers start inside the first run (their records are its), before anything may call them.
     await this.mcp.start(runId);
     // What the model is offered in this run, its tools included (MCP's just registered). A tool
@@ -504,6 +552,7 @@ export class Session {
       maxToolInputBytes: this.opts.maxToolInputBytes,
       compactTailTokens: this.opts.compactTailTokens,
       onStreamEvent: this.streamTaps.size === 0 ? this.opts.onStreamEvent : (e) => this.tapStream(e),
+      memory,
     });
     const machine = withEffects(
       this.opts.machine ?? queryLoopMachine,
@@ -704,6 +753,27 @@ export class Session {
   private tapStream(e: ModelStreamEvent): void {
     this.opts.onStreamEvent?.(e);
     for (const tap of this.streamTaps) tap(e);
+  }
+
+  /**
+   * The run's memory, read once at its start and recorded; what the model gets is made from the
+   * record as logged (redacted), so the log holds exactly what was sent.
+   */
+  private async loadMemory(runId: string): Promise<string | null> {
+    const m =
+      this.opts.memory ?? (this.opts.settingSources ? { sources: this.opts.settingSources } : undefined);
+    if (!m || m.sources.length === 0) return null;
+    const loaded = await loadMemory({ cwd: this.opts.cwd ?? process.cwd(), ...m });
+    // No memory file and nothing to say: no record (a log without one had no memory).
+    if (loaded.files.length === 0 && loaded.warnings.length === 0) return null;
+    // Read again unchanged (each prompt of a conversation is a run): refer to the earlier record.
+    const prior = this.state.memory;
+    const same = prior !== null && sameJson(prior.files, loaded.files);
+    this.rec(runId, 'memory.loaded', {
+      ...(same ? { filesFrom: prior.seq } : { files: loaded.files }),
+      ...(loaded.warnings.length > 0 ? { warnings: loaded.warnings } : {}),
+    });
+    return memoryContext(this.state.memory?.files ?? []);
   }
 
   private rec<T extends RecordType>(run: string | null, type: T, data: RecordData<T>): LogRecord {

@@ -15,6 +15,11 @@ export interface RunOptions extends GlobalOptions, SystemPromptFlags {
   deny: string[];
   stopHook: string[];
   settings?: string;
+  settingSources?: string;
+  addDir?: string[];
+  allowedTools?: string[];
+  disallowedTools?: string[];
+  tools?: string;
   fallbackModel?: string;
   resume?: string;
   demo?: boolean;

@@ -85,6 +85,7 @@ async function mcpConfigTexts(values: readonly string[]): Promise<string[]> {
  */
 async function specOf(opts: RunOptions): Promise<unknown> {
   const { prepareRun } = await import('../runSession.ts');
+  const { splitToolList } = await import('../../runtime/permissionSetup.ts');
   const agentsDir = (opts.agentsDir ?? []).map((d) => path.resolve(d));
   const workersModel = { model: {} as ModelClient };
   const { cwd, settings } = await prepareRun(
@@ -110,9 +111,14 @@ async function specOf(opts: RunOptions): Promise<unknown> {
     ...(settings.fallbackModel ? { fallbackModel: settings.fallbackModel } : {}),
     // The prompt's text, files read here: a worker may be on another machine.
     ...(settings.system !== undefined ? { systemPrompt: settings.system } : {}),
-    permissionMode: opts.permissionMode ?? 'default',
-    allow: opts.allow,
-    deny: opts.deny,
+    ...(opts.permissionMode !== undefined ? { permissionMode: opts.permissionMode } : {}),
+    // The worker reads these settings files itself (its home, the cwd), as `run` reads them here.
+    settingSources: settingSourcesOf(opts),
+    ...(opts.addDir?.length ? { addDir: opts.addDir.map((d) => path.resolve(d)) } : {}),
+    // --allowedTools / --disallowedTools are --allow / --deny by Claude Code's names.
+    allow: [...opts.allow, ...splitToolList(opts.allowedTools ?? [])],
+    deny: [...opts.deny, ...splitToolList(opts.disallowedTools ?? [])],
+    ...(opts.tools !== undefined ? { tools: opts.tools } : {}),
     stopHook: opts.stopHook,
     passEnv: opts.passEnv ?? [],
     // The MCP configurations as text (a worker may be on another machine), files read here.
@@ -121,4 +127,11 @@ async function specOf(opts: RunOptions): Promise<unknown> {
     onAsk: parseOnAsk(opts.onAsk),
     ...(opts.settings ? { settings: path.resolve(opts.settings) } : {}),
   };
+}
+
+function settingSourcesOf(opts: RunOptions): string[] {
+  return (opts.settingSources ?? 'user,project,local')
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
 }
