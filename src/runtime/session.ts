@@ -225,6 +225,8 @@ export class Session {
   private readonly hookRunner: HookRunner | null;
   /** SessionStart has been owed (the first run of this object fires it). */
   private sessionStarted = false;
+  /** The next run is a manual compaction (`compact()`). */
+  private compactNext = false;
   /** Listeners of `stream()` calls, beside `SessionOptions.onStreamEvent`. */
   private readonly streamTaps = new Set<(e: ModelStreamEvent) => void>();
 
@@ -470,6 +472,28 @@ export class Session {
   }
 
   /**
+   * A manual compaction (Claude Code's `/compact`): one run that summarises the history and
+   * ends — `manual_compact`, then `manual_compacted` (or `manual_compaction_blocked` /
+   * `manual_compaction_failed`); the only request is the summary's. The run's config says
+   * `compactNow`, so replay re-drives it the same way.
+   */
+  async compact(options: { signal?: AbortSignal } = {}): Promise<RunResult> {
+    if (this.controller) throw new SessionBusyError(this.id);
+    const waiting = parkedCalls(this.state);
+    if (waiting.length > 0)
+      throw new AwaitingApprovalError(
+        this.id,
+        waiting.map((a) => a.toolUseId),
+      );
+    this.compactNext = true;
+    try {
+      return await this.submit(null, options);
+    } finally {
+      this.compactNext = false;
+    }
+  }
+
+  /**
    * `submit`, as an async iterator of the run's events (src/runtime/streamEvents.ts: the shapes
    * of the Claude Agent SDK's `query()` messages); the iterator's return value is the result.
    * Leaving the loop early aborts the run.
@@ -497,7 +521,8 @@ export class Session {
     signal: AbortSignal,
     resumed: InterruptedRunPlan | null,
   ) {
-    const config = this.runConfig();
+    const compacting = this.compactNext;
+    const config = compacting ? { ...this.runConfig(), compactNow: true as const } : this.runConfig();
     const runId = (this.opts.ids ?? nanoidIds)('run');
     // A batch parked for approval is resumed as it is: the chart runs it (tool_batch_resumed).
     const parked = parkedCalls(this.state).length > 0;
@@ -523,7 +548,7 @@ export class Session {
     if (prompt !== null) {
       const message: Message = typeof prompt === 'string' ? { role: 'user', content: prompt } : prompt;
       this.rec(runId, 'user.message', { message });
-    } else if (last?.role === 'assistant' && !parked && !hasToolUse(last.content)) {
+    } else if (!compacting && last?.role === 'assistant' && !parked && !hasToolUse(last.content)) {
       // (Tool calls still open after the repairs: a sub-agent parked again, the chart resumes the batch.)
       // The model had already answered; a request ending on its own message would be a prefill.
       this.rec(runId, 'user.message', { message: { role: 'user', content: 'Continue where you left off.' } });

@@ -29,6 +29,8 @@ import { ModelFailureSchema, ModelResponseSchema } from '../model/types.ts';
  *       of the earlier `run.setup` with the same list), the hooks, the permission mode and rules,
  *       the MCP servers and the memory files of the run. The system prompt stays in
  *       `run.started.config.system`. Logs without it read, fold and verify as before.
+ *   2 — manual compaction: `run.started.config.compactNow` (a `/compact` run) and
+ *       `compaction.finished.mode` `manual`; absent / `auto`|`reactive` in every other log.
  */
 export const CURRENT_SCHEMA_VERSION = 2;
 export const SUPPORTED_SCHEMA_VERSIONS: readonly number[] = [1, 2];
@@ -61,6 +63,8 @@ export const RunConfigSchema = z.object({
   maxBudgetUsd: z.number().positive().nullable(),
   maxBudgetTokens: z.number().int().positive().nullable(),
   system: z.string().optional(),
+  /** A manual compaction run (`/compact`, `Session.compact()`): the history is summarised, nothing is sent. */
+  compactNow: z.literal(true).optional(),
 });
 export type RunConfig = z.infer<typeof RunConfigSchema>;
 
@@ -336,7 +340,7 @@ export const RecordDataSchemas = {
     z
       .object({
         ok: z.literal(true),
-        mode: z.enum(['auto', 'reactive']),
+        mode: z.enum(['auto', 'reactive', 'manual']),
         summary: z.string().optional(),
         messages: z.array(MessageSchema).optional(),
         response: Seq.optional(),
@@ -355,7 +359,7 @@ export const RecordDataSchemas = {
               d.messages === undefined,
         { message: 'needs summary and messages (v1) or response and kept (v2)' },
       ),
-    z.object({ ok: z.literal(false), mode: z.enum(['auto', 'reactive']), error: z.string() }),
+    z.object({ ok: z.literal(false), mode: z.enum(['auto', 'reactive', 'manual']), error: z.string() }),
   ]),
   /** Written durably by a `Task` call before its child session exists: resume finds the child by it. */
   'child.started': z.object({ toolUseId: z.string(), child: z.string(), agent: z.string() }),
