@@ -25,7 +25,7 @@ export {
   SettingsError,
   type SettingsLayer as SettingsFileLayer,
 } from './settings/index.ts';
-export { compileRuleEntries, type RuleEntry, type RuleSet } from './tools/permissions/ruleSet.ts';
 export * from './store/index.ts';
 export * from './tools/index.ts';
+export { compileRuleEntries, type RuleEntry, type RuleSet } from './tools/permissions/ruleSet.ts';
 export * from './viz/index.ts';
