@@ -117,6 +117,7 @@ export async function prepareRun(
     unattendedAsk: parseOnAsk(opts.onAsk),
     hooks: hooks.hooks,
     hookOptions: { permissionMode: mode, passEnv },
+    ...(opts.acceptSetupChange ? { acceptSetupChange: true } : {}),
     ...rest,
     settings,
   };

@@ -13,4 +13,9 @@ export {
   type SessionOptions,
 } from './session.ts';
 export { type RecordListener, SessionWriter } from './sessionWriter.ts';
-export type { MemoryFileFact, PermissionRuleFact, PermissionSetup } from './setup.ts';
+export {
+  type MemoryFileFact,
+  type PermissionRuleFact,
+  type PermissionSetup,
+  SetupChangedError,
+} from './setup.ts';

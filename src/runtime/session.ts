@@ -60,6 +60,7 @@ import {
   currentSetup,
   type MemoryFileFact,
   type PermissionSetup,
+  SetupChangedError,
   setupData,
   setupDifferences,
   setupTools,
@@ -137,6 +138,12 @@ export interface SessionOptions {
   permissions?: PermissionSetup;
   /** The memory files the system prompt was made with (CLAUDE.md …), for the recorded setup. */
   memoryFiles?: readonly MemoryFileFact[];
+  /**
+   * A session opened with `Session.open` whose recorded setup (tools, system prompt, hooks,
+   * permission rules, MCP servers) differs from this one's refuses to run: its first `submit`
+   * throws `SetupChangedError` before writing anything, unless this is set.
+   */
+  acceptSetupChange?: boolean;
   /** MCP timeouts and the result cap (default: MCP_TIMEOUT, MCP_TOOL_TIMEOUT, MAX_MCP_OUTPUT_TOKENS of the environment). */
   mcpLimits?: Partial<McpLimits>;
 }
@@ -182,6 +189,8 @@ export class Session {
   private readonly mcp: SessionMcp;
   private readonly children: Children | null = null;
   private readonly hookRunner: HookRunner | null;
+  /** Opened from a log: the first run refuses if the recorded setup differs (SetupChangedError). */
+  private setupToCheck = false;
   /** SessionStart has been owed (the first run of this object fires it). */
   private sessionStarted = false;
 
@@ -250,6 +259,8 @@ export class Session {
     for await (const r of opts.store.read(sessionId)) records.push(r);
     const state = fold(records, emptySessionState());
     const session = new Session(new SessionWriter(sessionId, opts.store, state), opts);
+    // Its first run checks the setup (a sub-agent is resumed under its parent, which was checked).
+    session.setupToCheck = !opts.acceptSetupChange && !opts.subAgent;
     await session.traced(records);
     return session;
   }
@@ -278,6 +289,11 @@ export class Session {
     } catch {
       return null;
     }
+  }
+
+  private checkSetup(): void {
+    const differences = this.setupDifferences();
+    if (differences.length > 0) throw new SetupChangedError(this.id, differences);
   }
 
   /** What this object offers the model now (its MCP servers as far as they started). */
@@ -370,6 +386,11 @@ export class Session {
     // A signal aborted before the call never fires its event.
     if (options.signal?.aborted) onOuterAbort();
     try {
+      // Before anything is written: resuming with other tools, prompt, hooks or rules is refused.
+      if (this.setupToCheck) {
+        this.checkSetup();
+        this.setupToCheck = false;
+      }
       const plan = await this.closeInterruptedRun();
       // Without a prompt there must be a history to continue: checked before anything is written.
       if ((prompt ?? null) === null && this.state.messages.length === 0) {
