@@ -20,17 +20,23 @@ export interface AgentDefinition {
   source: string;
 }
 
+const splitCommas = (s: string) =>
+  s
+    .split(',')
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
+
 const toolList = z.union([
-  // Claude Code writes `tools: Read, Grep, Glob`; a YAML list means the same.
+  // Claude Code writes `tools: Read, Grep, Glob`; a YAML or JSON list means the same, and so does
+  // a list whose items are themselves comma strings (seen in public collections).
   z
     .string()
-    .transform((s) =>
-      s
-        .split(',')
-        .map((t) => t.trim())
-        .filter((t) => t !== ''),
-    ),
-  z.array(z.string().trim().min(1)),
+    .transform(splitCommas),
+  z.array(z.string()).transform((items) => items.flatMap(splitCommas)),
+  // `tools:` with nothing after it is YAML null: as if absent (every tool).
+  z
+    .null()
+    .transform(() => undefined),
 ]);
 
 /** The front matter of an agent file, as Claude Code documents it. Other keys are ignored. */
@@ -40,7 +46,12 @@ export const AgentFrontMatterSchema = z.looseObject({
     .regex(/^[a-z0-9][a-z0-9_-]*$/i, 'letters, digits, "-" and "_" only (it is the subagent_type)'),
   description: z.string().trim().min(1),
   tools: toolList.optional(),
-  model: z.string().trim().min(1).optional(),
+  model: z
+    .string()
+    .trim()
+    .min(1)
+    .nullish()
+    .transform((m) => m ?? undefined),
 });
 
 /** A definition that cannot be used: the file and the field are named, so the fix is obvious. */

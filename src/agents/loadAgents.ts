@@ -1,139 +1,112 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { open, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { parse as parseYaml, YAMLParseError } from 'yaml';
-import { messageOf } from '../lib/errors.ts';
+import { errnoCode, messageOf } from '../lib/errors.ts';
+import { readAgentFile } from './agentFile.ts';
 import { GENERAL_PURPOSE_AGENT } from './builtin.ts';
-import {
-  type AgentDefinition,
-  AgentDefinitionError,
-  AgentFrontMatterSchema,
-  TASK_TOOL_NAME,
-} from './definition.ts';
+import { AgentCatalog } from './catalog.ts';
+import { type AgentDefinition, AgentDefinitionError } from './definition.ts';
 
-/** The agents a session's `Task` tool can start, by name (the `subagent_type`). */
-export class AgentCatalog {
-  private readonly byName = new Map<string, AgentDefinition>();
-
-  constructor(definitions: readonly AgentDefinition[] = [GENERAL_PURPOSE_AGENT]) {
-    // Later definitions win: a project's file may redefine a built-in, as in Claude Code.
-    for (const d of definitions) this.byName.set(d.name, d);
-  }
-
-  get(name: string): AgentDefinition | undefined {
-    return this.byName.get(name);
-  }
-
-  list(): AgentDefinition[] {
-    return [...this.byName.values()];
-  }
-
-  /**
-   * Every `tools` entry must name a tool the parent has, and none may be `Task`: a bad name is
-   * a startup error naming the file, never a child that silently gets fewer tools.
-   */
-  checkTools(known: readonly string[]): void {
-    const names = new Set(known);
-    for (const d of this.byName.values()) {
-      for (const t of d.tools ?? []) {
-        if (t === TASK_TOOL_NAME)
-          throw new AgentDefinitionError(
-            d.source,
-            'tools',
-            `a sub-agent cannot have ${TASK_TOOL_NAME}: sub-agents are one level deep`,
-          );
-        if (!names.has(t))
-          throw new AgentDefinitionError(
-            d.source,
-            'tools',
-            `unknown tool ${JSON.stringify(t)}; the tools are ${[...names].filter((n) => n !== TASK_TOOL_NAME).join(', ')}`,
-          );
-      }
-    }
-  }
-}
+/** An agent file larger than this is skipped unread: a system prompt is never this long. */
+export const MAX_AGENT_FILE_BYTES = 1024 * 1024;
 
 export interface LoadAgentsOptions {
   /** The working directory: its `.claude/agents/*.md` are read. */
   cwd: string;
   /** More directories of `*.md` agent files (`--agents-dir`), read after the working directory's. */
   dirs?: readonly string[];
+  /**
+   * The user's Claude directory (`~/.claude`, see `userClaudeDir` in src/settings): its
+   * `agents/*.md` are read first, so a project's agent of the same name wins. Absent: not read.
+   */
+  userDir?: string;
+  /** Read the working directory's `.claude/agents` (default true). */
+  project?: boolean;
 }
 
 /**
- * The built-in `general-purpose` agent plus every `*.md` file of `<cwd>/.claude/agents` and
- * of `dirs`, in that order (a later definition of a name replaces an earlier one). A missing
- * `.claude/agents` is normal; a missing `--agents-dir` or a bad file is an AgentDefinitionError.
+ * The built-in `general-purpose` agent, then `<userDir>/agents`, `<cwd>/.claude/agents` and each
+ * of `dirs`, in that order (a later definition of a name replaces an earlier one). A file that
+ * cannot be used is a warning naming it (`catalog.warnings`) and that agent is skipped: one bad
+ * file never stops a run. A `.md` without front matter (a README) is not an agent and is skipped.
+ * Only a `--agents-dir` that cannot be read is an AgentDefinitionError (the flag asked for it).
  */
 export async function loadAgents(opts: LoadAgentsOptions): Promise<AgentCatalog> {
   const defs: AgentDefinition[] = [GENERAL_PURPOSE_AGENT];
-  defs.push(...(await readAgentDir(path.join(opts.cwd, '.claude', 'agents'), { optional: true })));
-  for (const dir of opts.dirs ?? [])
-    defs.push(...(await readAgentDir(path.resolve(dir), { optional: false })));
-  return new AgentCatalog(defs);
+  const warnings: string[] = [];
+  const read = async (dir: string, optional: boolean) => {
+    const r = await readAgentDir(dir, optional);
+    defs.push(...r.defs);
+    warnings.push(...r.warnings);
+  };
+  if (opts.userDir !== undefined) await read(path.join(opts.userDir, 'agents'), true);
+  if (opts.project !== false) await read(path.join(opts.cwd, '.claude', 'agents'), true);
+  for (const dir of opts.dirs ?? []) await read(path.resolve(dir), false);
+  return new AgentCatalog(defs, warnings);
 }
 
-async function readAgentDir(dir: string, { optional }: { optional: boolean }): Promise<AgentDefinition[]> {
+async function readAgentDir(
+  dir: string,
+  optional: boolean,
+): Promise<{ defs: AgentDefinition[]; warnings: string[] }> {
   let names: string[];
   try {
     names = (await readdir(dir)).filter((n) => n.endsWith('.md')).sort();
   } catch (e) {
-    if (optional && (e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw new AgentDefinitionError(dir, null, `cannot read the directory: ${(e as Error).message}`);
+    if (optional && (errnoCode(e) === 'ENOENT' || errnoCode(e) === 'ENOTDIR'))
+      return { defs: [], warnings: [] };
+    if (optional)
+      return {
+        defs: [],
+        warnings: [`agents directory ${dir}: cannot be read (${messageOf(e)}); its agents are skipped`],
+      };
+    throw new AgentDefinitionError(dir, null, `cannot read the directory: ${messageOf(e)}`);
   }
-  const out: AgentDefinition[] = [];
+  const defs: AgentDefinition[] = [];
+  const warnings: string[] = [];
   const seen = new Map<string, string>();
   for (const n of names) {
     const file = path.join(dir, n);
-    const def = parseAgentFile(await readFile(file, 'utf8'), file);
-    const twin = seen.get(def.name);
-    if (twin)
-      throw new AgentDefinitionError(file, 'name', `${JSON.stringify(def.name)} is also defined by ${twin}`);
-    seen.set(def.name, file);
-    out.push(def);
+    const text = await readCapped(file);
+    if (typeof text !== 'string') {
+      if (text) warnings.push(`agent definition ${file}: ${text.problem}; skipped`);
+      continue;
+    }
+    const r = readAgentFile(text, file);
+    if (r.kind === 'not-agent') continue;
+    if (r.kind === 'invalid') {
+      warnings.push(`${r.error.message}; skipped`);
+      continue;
+    }
+    const twin = seen.get(r.definition.name);
+    if (twin) {
+      warnings.push(
+        `agent definition ${file}, field "name": ${JSON.stringify(r.definition.name)} is also defined by ${twin}; skipped`,
+      );
+      continue;
+    }
+    seen.set(r.definition.name, file);
+    defs.push(r.definition);
   }
-  return out;
+  return { defs, warnings };
 }
 
-const FENCE = /^---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
-
-/** One agent file: YAML front matter between `---` fences, then the system prompt. */
-export function parseAgentFile(text: string, file: string): AgentDefinition {
-  const m = FENCE.exec(text.replace(/^\uFEFF/, ''));
-  if (!m)
-    throw new AgentDefinitionError(
-      file,
-      null,
-      'no YAML front matter: the file must start with a --- … --- block',
-    );
-  let raw: unknown;
+/** The file's text, or why it is not read; undefined for something that is not a file (a folder). */
+async function readCapped(file: string): Promise<string | { problem: string } | undefined> {
+  let handle: Awaited<ReturnType<typeof open>> | undefined;
   try {
-    raw = parseYaml(m[1]!);
+    handle = await open(file, 'r');
+    const st = await handle.stat();
+    if (!st.isFile()) return undefined;
+    if (st.size > MAX_AGENT_FILE_BYTES)
+      return { problem: `${st.size} bytes, more than the ${MAX_AGENT_FILE_BYTES} an agent file may have` };
+    const buf = Buffer.allocUnsafe(MAX_AGENT_FILE_BYTES + 1);
+    const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
+    if (bytesRead > MAX_AGENT_FILE_BYTES)
+      return { problem: `more than the ${MAX_AGENT_FILE_BYTES} bytes an agent file may have` };
+    return buf.subarray(0, bytesRead).toString('utf8');
   } catch (e) {
-    const where = e instanceof YAMLParseError && e.linePos ? ` (front matter line ${e.linePos[0].line})` : '';
-    throw new AgentDefinitionError(file, null, `the front matter is not valid YAML${where}: ${firstLine(e)}`);
+    return { problem: `cannot be read (${messageOf(e)})` };
+  } finally {
+    await handle?.close();
   }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
-    throw new AgentDefinitionError(file, null, 'the front matter must be a mapping of fields');
-  const parsed = AgentFrontMatterSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const field = issue.path.length > 0 ? issue.path.join('.') : null;
-    const detail = issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : issue.message;
-    throw new AgentDefinitionError(file, field, detail);
-  }
-  const body = text.slice(m[0].length + (text.startsWith('\uFEFF') ? 1 : 0)).trim();
-  if (body === '') throw new AgentDefinitionError(file, null, 'the body (the system prompt) is empty');
-  const fm = parsed.data;
-  return {
-    name: fm.name,
-    description: fm.description,
-    tools: fm.tools ?? null,
-    model: fm.model ?? 'inherit',
-    systemPrompt: body,
-    source: file,
-  };
-}
-
-function firstLine(e: unknown): string {
-  return messageOf(e).split('\n')[0]!;
 }

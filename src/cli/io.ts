@@ -132,7 +132,7 @@ async function assertStore(dir: string, flag: string): Promise<void> {
     ? 'is not a reloop store (no sessions/ in it)'
     : 'does not exist';
   throw new CommandFailed(
-    `no store at ${dir}: the directory ${what}; ${flag === '--store' ? 'pass --store <dir> or set RELOOP_STORE' : `pass ${flag} <dir>`} (a store is created by \`reloop run\`)`,
+    `no store at ${dir}: the directory ${what}; ${flag === '--store' ? 'pass --store <dir> or set RELOOP_STORE' : `pass ${flag} <dir>`} (a store is created by \`${selfCommand()} run\`)`,
     EXIT.failed,
     'NO_STORE',
   );
@@ -230,14 +230,52 @@ export function withCommonOptions(cmd: Command): Command {
 }
 
 /**
- * How the user can call this CLI again, for hints: `reloop` when installed as a command,
- * else `node <path to bin/reloop.js>` relative to the current directory (npm scripts and
- * a fresh clone have no `reloop` on the PATH).
+ * How the user can call this CLI again, for hints, as they invoked it: `npx reloop` when it ran
+ * from a project's `node_modules/.bin` (a local install or npx: not on the PATH), `node <path
+ * to bin/reloop.js>` relative to the current directory when started that way (a clone, npm
+ * scripts), else `reloop` (installed as a command).
  */
 export function selfCommand(): string {
   const entry = process.argv[1] ?? '';
+  if (/[\\/]node_modules[\\/]\.bin[\\/]reloop$/.test(entry) || process.env.npm_command === 'exec')
+    return 'npx reloop';
+  if (!/(bin[\\/]reloop\.js|src[\\/]cli[\\/]main\.ts)$/.test(entry)) return 'reloop';
   const bin = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../bin/reloop.js');
-  if (!/(bin\/reloop\.js|src\/cli\/main\.ts)$/.test(entry)) return 'reloop';
   const rel = path.relative(process.cwd(), bin);
   return `node ${rel.startsWith('.') ? rel : `./${rel}`}`;
+}
+
+const COMMANDS =
+  'run|chat|sessions|log|replay|fork|viz|coverage|paths|store|submit|worker|approvals|approve|deny|copy|serve|import|export';
+const HINT = new RegExp(`(^|[(\`]|: )reloop (?=(?:${COMMANDS})\\b)`, 'g');
+
+/** A message's `reloop <command>` hints (in brackets or backquotes, or after a colon) as the user invoked it. */
+export function hinted(message: string): string {
+  const self = selfCommand();
+  return self === 'reloop' ? message : message.replace(HINT, (_m, before: string) => `${before}${self} `);
+}
+
+/*
+ * The interactive session's screen (src/cli/chat/): its own cursor and line controls, from a
+ * fixed set, and the prompt line, whose text is escaped here like every other line.
+ */
+const SCREEN_CONTROLS = {
+  /** Bracketed paste: a paste arrives between markers, so its newlines do not submit it. */
+  pasteOn: '\x1b[?2004h',
+  pasteOff: '\x1b[?2004l',
+  /** Back to column 0 and clear the line (a prompt line being replaced). */
+  clearLine: '\r\x1b[2K',
+} as const;
+
+export function screenControl(control: keyof typeof SCREEN_CONTROLS): void {
+  process.stdout.write(SCREEN_CONTROLS[control]);
+}
+
+/**
+ * The prompt line, redrawn in place: `prompt` then `shown` (what of the line fits), the cursor
+ * put at `cursorColumn` (0-based, counted from the start of the line).
+ */
+export function promptLine(prompt: string, shown: string, cursorColumn: number): void {
+  const move = cursorColumn > 0 ? `\x1b[${Math.floor(cursorColumn)}C` : '';
+  process.stdout.write(`${SCREEN_CONTROLS.clearLine}${printable(prompt)}${printable(shown)}\r${move}`);
 }

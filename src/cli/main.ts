@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { packageVersion } from '../lib/version.ts';
 import { registerApprovals } from './commands/approvals.ts';
+import { registerChat } from './commands/chat.ts';
 import { registerCopy } from './commands/copy.ts';
 import { registerCoverage } from './commands/coverage.ts';
 import { registerExport } from './commands/export.ts';
@@ -16,7 +17,7 @@ import { registerStore } from './commands/store.ts';
 import { registerSubmit } from './commands/submit.ts';
 import { registerViz } from './commands/viz.ts';
 import { registerWorker } from './commands/worker.ts';
-import { CommandFailed, EXIT, err, UsageError } from './io.ts';
+import { CommandFailed, EXIT, err, hinted, UsageError } from './io.ts';
 
 /**
  * The `reloop` command line. Each command lives in its own file under ./commands and
@@ -39,6 +40,7 @@ const program = new Command()
 const commands: ((p: Command) => void)[] = [
   // one line per command module
   registerRun,
+  registerChat,
   registerSessions,
   registerLog,
   registerReplay,
@@ -66,8 +68,14 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
+// `reloop` alone on a terminal is the interactive session; anywhere else it prints the help.
+const argv =
+  process.argv.length === 2 && process.stdin.isTTY && process.stdout.isTTY
+    ? [...process.argv, 'chat']
+    : process.argv;
+
 try {
-  await program.parseAsync(process.argv);
+  await program.parseAsync(argv);
 } catch (e) {
   process.exitCode = exitCodeOf(e);
 }
@@ -80,14 +88,16 @@ function exitCodeOf(e: unknown): number {
     return EXIT.usage;
   }
   if (e instanceof UsageError) {
-    err(`reloop: ${e.message} [${e.code}]`);
+    err(`reloop: ${hinted(e.message)} [${e.code}]`);
     return EXIT.usage;
   }
   if (e instanceof CommandFailed) {
-    if (e.message) err(`reloop: ${e.message}${e.code ? ` [${e.code}]` : ''}`);
+    if (e.message) err(`reloop: ${hinted(e.message)}${e.code ? ` [${e.code}]` : ''}`);
     return e.exitCode;
   }
   const code = (e as { code?: unknown })?.code;
-  err(`reloop: ${e instanceof Error ? e.message : String(e)}${typeof code === 'string' ? ` [${code}]` : ''}`);
+  err(
+    `reloop: ${hinted(e instanceof Error ? e.message : String(e))}${typeof code === 'string' ? ` [${code}]` : ''}`,
+  );
   return EXIT.failed;
 }

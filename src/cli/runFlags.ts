@@ -50,7 +50,14 @@ export function withRunFlags(cmd: Command): Command {
       collect,
       [],
     )
-    .option('--strict-mcp-config', "only the --mcp-config servers: the project's .mcp.json is not read");
+    .option('--strict-mcp-config', "only the --mcp-config servers: the project's .mcp.json is not read")
+    .option('--system-prompt <text>', "the system prompt, instead of reloop's default")
+    .option('--system-prompt-file <file>', 'the system prompt, read from a file')
+    .option('--append-system-prompt <text>', 'text added to the end of the system prompt (default or given)')
+    .option(
+      '--append-system-prompt-file <file>',
+      'text added to the end of the system prompt, read from a file',
+    );
 }
 
 /** `--on-ask`: what an `ask` nobody can answer becomes. */

@@ -8,8 +8,9 @@ import { parseScriptText, ScriptError } from '../model/script.ts';
 import { ScriptedModelClient } from '../model/scripted.ts';
 import type { ModelClient } from '../model/types.ts';
 import { AwaitingApprovalError, pendingApprovals, pendingBelow } from '../runtime/approvals.ts';
-import type { RunSettings } from '../runtime/config.ts';
+import { DEFAULT_SYSTEM_PROMPT, type RunSettings } from '../runtime/config.ts';
 import { NothingToRunError, type RunResult, Session, type SessionOptions } from '../runtime/session.ts';
+import type { SessionEvent } from '../runtime/streamEvents.ts';
 import type { LogRecord } from '../store/records.ts';
 import type { EventStore } from '../store/types.ts';
 import { builtinTools } from '../tools/builtin/index.ts';
@@ -39,6 +40,7 @@ import { liveOutput } from './liveOutput.ts';
 import { mcpServersFor } from './mcpFlags.ts';
 import { parseOnAsk } from './runFlags.ts';
 import { subAgentsFor } from './subAgents.ts';
+import { systemPromptOf } from './systemPromptFlags.ts';
 import { terminalAsk } from './terminalAsk.ts';
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
@@ -66,6 +68,8 @@ export async function prepareRun(
   const { mode, settings } = checkRunFlags(opts, base);
   if (!given && !opts.script) assertModelAvailable();
   const cwd = await workingDirectory(opts.cwd);
+  const system = await systemPromptOf(opts, DEFAULT_SYSTEM_PROMPT);
+  if (system !== undefined) settings.system = system;
 
   const prepared: PreparedRun = {
     cwd,
@@ -86,7 +90,7 @@ export async function prepareRun(
       );
     }
   }
-  const quiet = opts.json === true;
+  const quiet = machineOutput(opts);
   // Agent files too: a bad one stops the run before the store is touched.
   const subAgents = rest.subAgents ?? (await runSubAgents({ ...opts, cwd }));
   // MCP servers: a bad --mcp-config is exit 2 here; a project server nobody approved is a warning.
@@ -156,7 +160,8 @@ export async function runPrepared(
   /** Whether `--json` prints the run's result object (the demo prints its own, extended one). */
   { printResult = true }: { printResult?: boolean } = {},
 ): Promise<RunResult> {
-  const quiet = opts.json === true;
+  const quiet = machineOutput(opts);
+  const streamJson = opts.outputFormat === 'stream-json';
   const live = liveOutput(writeText);
   const common: SessionOptions = {
     store,
@@ -174,7 +179,8 @@ export async function runPrepared(
   for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
   let result: RunResult;
   try {
-    result = await session.submit(prompt).catch((e: unknown) => {
+    const running = streamJson ? printEvents(session.stream(prompt)) : session.submit(prompt);
+    result = await running.catch((e: unknown) => {
       // Bad usage, not a failed run: `--resume` with no prompt on a session with nothing to continue.
       if (e instanceof NothingToRunError || e instanceof AwaitingApprovalError)
         throw new UsageError(e.message, e.code);
@@ -190,7 +196,8 @@ export async function runPrepared(
   await session.end('other');
   const { sessionId, runId, status, reason, turns, usage } = result;
   if (quiet) {
-    if (printResult) printJson({ sessionId, runId, status, reason, turns, usage });
+    // stream-json printed the run's `result` event last; --json prints the result object.
+    if (printResult && !streamJson) printJson({ sessionId, runId, status, reason, turns, usage });
   } else {
     out();
     out(
@@ -223,6 +230,20 @@ export async function runPrepared(
     out(`  view:   ${selfCommand()} viz ${sessionId} --format html --out session.html${store}`);
   }
   return result;
+}
+
+/** `--json` / `--output-format json|stream-json`: stdout is for a program, not a person. */
+export function machineOutput(opts: RunOptions): boolean {
+  return opts.json === true || opts.outputFormat === 'json' || opts.outputFormat === 'stream-json';
+}
+
+/** `--output-format stream-json`: each event of `session.stream()` as one line of JSON. */
+async function printEvents(events: AsyncGenerator<SessionEvent, RunResult, undefined>): Promise<RunResult> {
+  for (;;) {
+    const next = await events.next();
+    if (next.done) return next.value;
+    printJson(next.value);
+  }
 }
 
 /** What a hook had shown to the user (an error, its systemMessage, exit 2's stderr), on stderr. */
@@ -258,7 +279,7 @@ export async function workingDirectory(flag: string | undefined): Promise<string
 }
 
 /** The policy of the flags; a malformed `--allow` / `--deny` rule is bad usage. */
-function permissionPolicy(mode: PermissionMode, opts: RunOptions, cwd: string) {
+export function permissionPolicy(mode: PermissionMode, opts: RunOptions, cwd: string) {
   try {
     // The store is protected like .git: a model in acceptEdits must not rewrite its own log.
     return createPermissionPolicy({

@@ -1,22 +1,26 @@
 import type { SubAgentsOptions } from '../runtime/children/index.ts';
-import { CommandFailed, EXIT } from './io.ts';
+import { userClaudeDir } from '../settings/index.ts';
+import { CommandFailed, EXIT, err } from './io.ts';
 
 /**
- * The agents `reloop run` offers through `Task`: built-in general-purpose, the working
- * directory's `.claude/agents`, then each `--agents-dir`. Checked against the run's tools
- * before anything is written: a bad agent file is a start-up error naming the file and field.
+ * The agents `reloop run` offers through `Task`: built-in general-purpose, the user's
+ * `~/.claude/agents`, the working directory's `.claude/agents`, then each `--agents-dir`.
+ * An agent file that cannot be used, or a `tools` entry the run does not have, is a warning
+ * on stderr naming the file (as in Claude Code): only an unreadable `--agents-dir` stops the run.
  */
 export async function subAgentsFor(
   cwd: string,
   dirs: readonly string[],
   toolNames: readonly string[],
   maxTurns: number | undefined,
+  warn: (line: string) => void = (w) => err(`warning: ${w}`),
 ): Promise<SubAgentsOptions> {
   // Lazily: the YAML parser is not needed for `reloop --help`.
   const { AgentDefinitionError, loadAgents } = await import('../agents/index.ts');
   try {
-    const agents = await loadAgents({ cwd, dirs });
+    const agents = await loadAgents({ cwd, dirs, userDir: userClaudeDir() });
     agents.checkTools(toolNames);
+    for (const w of agents.warnings) warn(w);
     return { agents, ...(maxTurns !== undefined ? { maxTurns } : {}) };
   } catch (e) {
     if (e instanceof AgentDefinitionError) throw new CommandFailed(e.message, EXIT.usage, e.code);

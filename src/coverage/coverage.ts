@@ -6,17 +6,21 @@ import type { LogRecord } from '../store/records.ts';
 import type { EventStore } from '../store/types.ts';
 import { parseRecordLine } from '../store/validate.ts';
 import { type ChartEdge, edgeCatalog, transitionKey } from '../viz/edgeCatalog.ts';
+import { ToolOutcomeCounter, type ToolOutcomeCounts } from './toolOutcomes.ts';
 
 /**
  * What a set of logs covers of the chart: the reasons of the vocabulary (REASON_DOCS) its
- * transitions carried, and the catalog edges they took. Logs are the evidence: a reason
- * counts only when a `transition` record carries it.
+ * transitions carried, the catalog edges they took, and what became of each tool's calls
+ * (toolOutcomes.ts). Logs are the evidence: a reason counts only when a `transition` record
+ * carries it.
  */
 
 /** The `--json` shape of `reloop coverage`, exactly. */
 export interface CoverageReport {
   reasons: { covered: string[]; missing: string[] };
   edges: { covered: number; total: number; missing: string[] };
+  /** Per tool name (sorted), its calls per outcome; every outcome is present. */
+  tools: Record<string, ToolOutcomeCounts>;
 }
 
 export interface CoverageDetail {
@@ -37,13 +41,17 @@ export class CoverageCounter {
   private readonly reasons = new Set<string>();
   private readonly keys = new Set<string>();
   private readonly sessions = new Set<string>();
+  private readonly tools = new ToolOutcomeCounter();
   private transitions = 0;
 
   constructor(private readonly catalog: readonly ChartEdge[] = edgeCatalog()) {}
 
   add(record: LogRecord): void {
     this.sessions.add(record.session);
-    if (record.type !== 'transition') return;
+    if (record.type !== 'transition') {
+      this.tools.add(record);
+      return;
+    }
     this.transitions++;
     this.reasons.add(record.data.reason);
     this.keys.add(transitionKey(record.data));
@@ -69,6 +77,7 @@ export class CoverageCounter {
           total: this.catalog.length,
           missing: missingEdges.map(edgeName),
         },
+        tools: this.tools.report(),
       },
       sessions: this.sessions.size,
       transitions: this.transitions,

@@ -1,2 +1,3 @@
 export * from './coverage.ts';
 export * from './paths.ts';
+export * from './toolOutcomes.ts';

@@ -19,3 +19,5 @@ export {
   type PermissionSetup,
   SetupChangedError,
 } from './setup.ts';
+export * from './streamEvents.ts';
+export { type SystemPromptOption, systemPromptText } from './systemPrompt.ts';

@@ -65,6 +65,8 @@ import {
   setupDifferences,
   setupTools,
 } from './setup.ts';
+import { type SessionEvent, streamRun } from './streamEvents.ts';
+import { type SystemPromptOption, systemPromptText } from './systemPrompt.ts';
 
 export interface SessionOptions {
   store: EventStore;
@@ -95,6 +97,11 @@ export interface SessionOptions {
   subAgent?: SubAgentIdentity;
   budgetPolicy?: BudgetPolicy;
   settings?: RunSettings;
+  /**
+   * The system prompt: a string replaces reloop's default; `{ preset: 'default', append }` is the
+   * default with `append` after it. Wins over `settings.system`; recorded in `run.started.config`.
+   */
+  systemPrompt?: SystemPromptOption;
   clock?: Clock;
   random?: Random;
   ids?: IdGenerator;
@@ -193,6 +200,8 @@ export class Session {
   private setupToCheck = false;
   /** SessionStart has been owed (the first run of this object fires it). */
   private sessionStarted = false;
+  /** Listeners of `stream()` calls, beside `SessionOptions.onStreamEvent`. */
+  private readonly streamTaps = new Set<(e: ModelStreamEvent) => void>();
 
   private constructor(
     private readonly writer: SessionWriter,
@@ -202,7 +211,8 @@ export class Session {
     this.clock = opts.clock ?? systemClock;
     this.hookRunner = hookRunnerFor(this.hookSetup(), writer.sessionId);
     if (opts.subAgents) {
-      // A bad `tools` entry in an agent file fails here, at start-up, naming the file.
+      // A `tools` entry the session does not have (or `Task`) is left out here, with a warning in
+      // `agents.warnings`: a child is never offered a tool its parent lacks, nor a Task of its own.
       opts.subAgents.agents.checkTools(tools.names());
       this.children = new Children(
         {
@@ -276,7 +286,7 @@ export class Session {
     const run = this.state.currentRun?.id === recorded.run ? this.state.currentRun : this.state.runs.last();
     return setupDifferences(recorded, run?.config.system, {
       tools: setupTools(this.registry.specs()),
-      system: resolveRunConfig(this.opts.settings).system,
+      system: this.runConfig().system,
       hooks: this.setupNow().hooks,
       permissions: this.setupNow().permissions,
       mcpServers: this.mcp.configuredNames(),
@@ -294,6 +304,15 @@ export class Session {
   private checkSetup(): void {
     const differences = this.setupDifferences();
     if (differences.length > 0) throw new SetupChangedError(this.id, differences);
+  }
+
+  /** The limits and the system prompt a run of this object gets (recorded in `run.started`). */
+  private runConfig() {
+    return resolveRunConfig(
+      this.opts.systemPrompt !== undefined
+        ? { ...this.opts.settings, system: systemPromptText(this.opts.systemPrompt) }
+        : this.opts.settings,
+    );
   }
 
   /** What this object offers the model now (its MCP servers as far as they started). */
@@ -414,12 +433,45 @@ export class Session {
     }
   }
 
+  /**
+   * Closes the last run if it never ended, exactly as `submit` closes it before continuing
+   * (`run.ended`, reason `interrupted`), and runs nothing: a worker giving up on a run that kept
+   * failing while open leaves the log closed. True when there was a run to close.
+   */
+  async closeOpenRun(): Promise<boolean> {
+    if (this.controller) throw new SessionBusyError(this.id);
+    return (await this.closeInterruptedRun()) !== null;
+  }
+
+  /**
+   * `submit`, as an async iterator of the run's events (src/runtime/streamEvents.ts: the shapes
+   * of the Claude Agent SDK's `query()` messages); the iterator's return value is the result.
+   * Leaving the loop early aborts the run.
+   */
+  stream(
+    prompt?: string | Message | null,
+    options: { signal?: AbortSignal } = {},
+  ): AsyncGenerator<SessionEvent, RunResult, undefined> {
+    return streamRun({
+      id: this.id,
+      cwd: this.opts.cwd ?? process.cwd(),
+      tools: () => this.registry.names(),
+      onRecord: (l) => this.writer.onRecord(l),
+      onStreamEvent: (l) => {
+        this.streamTaps.add(l);
+        return () => this.streamTaps.delete(l);
+      },
+      submit: () => this.submit(prompt, options),
+      abort: (reason) => this.abort(reason),
+    });
+  }
+
   private async run(
     prompt: string | Message | null,
     signal: AbortSignal,
     resumed: InterruptedRunPlan | null,
   ) {
-    const config = resolveRunConfig(this.opts.settings);
+    const config = this.runConfig();
     const runId = (this.opts.ids ?? nanoidIds)('run');
     // A batch parked for approval is resumed as it is: the chart runs it (tool_batch_resumed).
     const parked = parkedCalls(this.state).length > 0;
@@ -472,7 +524,7 @@ export class Session {
       toolTimeoutMs: this.opts.toolTimeoutMs,
       maxToolInputBytes: this.opts.maxToolInputBytes,
       compactTailTokens: this.opts.compactTailTokens,
-      onStreamEvent: this.opts.onStreamEvent,
+      onStreamEvent: this.streamTaps.size === 0 ? this.opts.onStreamEvent : (e) => this.tapStream(e),
     });
     const machine = withEffects(
       this.opts.machine ?? queryLoopMachine,
@@ -668,6 +720,11 @@ export class Session {
       pending: { sessionStart, prompt: child ? null : text, model },
       setup: this.hookSetup(),
     });
+  }
+
+  private tapStream(e: ModelStreamEvent): void {
+    this.opts.onStreamEvent?.(e);
+    for (const tap of this.streamTaps) tap(e);
   }
 
   private rec<T extends RecordType>(run: string | null, type: T, data: RecordData<T>): LogRecord {

@@ -13,6 +13,8 @@ export interface Job {
   leaseExpires: number | null;
   /** Claims so far: more than one means a worker lost it (a crash, an expired lease). */
   attempts: number;
+  /** Why the run could not start (`done` with outcome `start_failed`; the prompt is kept). */
+  startError?: string;
 }
 
 export class JobBusyError extends Error {
@@ -31,6 +33,18 @@ export class JobBusyError extends Error {
 }
 
 /**
+ * Which runs a worker can start. A worker without model credentials can still run scripted runs
+ * (`--script`, answered from the spec); it must never claim one that needs the model.
+ */
+export interface ClaimFilter {
+  /** Only runs whose spec carries a script. */
+  scriptedOnly?: boolean;
+}
+
+/** Outcome of a run that could not start (its spec, tools, MCP servers or session failed to load). */
+export const START_FAILED = 'start_failed';
+
+/**
  * A store's queue of runs for workers (PostgreSQL): at most one queued or running run per
  * session, claimed under a lease that the holder renews; a lease that runs out (its worker died)
  * makes the run claimable again.
@@ -38,8 +52,8 @@ export class JobBusyError extends Error {
 export interface RunQueue {
   /** Queues a run; JobBusyError when the session has one queued, running or parked already. */
   enqueue(session: string, spec: unknown, prompt: string | null, afterSeq: number): Promise<void>;
-  /** Claims up to `max` runs (queued, or held under an expired lease) for `worker`. */
-  claim(worker: string, max: number, leaseMs: number): Promise<Job[]>;
+  /** Claims up to `max` runs (queued, or held under an expired lease) for `worker`, of those `filter` lets through. */
+  claim(worker: string, max: number, leaseMs: number, filter?: ClaimFilter): Promise<Job[]>;
   /** Renews the worker's leases; returns the sessions it still holds. */
   renew(worker: string, sessions: readonly string[], leaseMs: number): Promise<string[]>;
   /**
@@ -56,8 +70,15 @@ export interface RunQueue {
   /** Queues the session's parked run again (its approvals are answered); false when it has none. */
   resume(session: string, afterSeq: number): Promise<boolean>;
   get(session: string): Promise<Job | undefined>;
-  /** Whether any run is queued or held: what `worker --exit-when-idle` waits for. */
-  busy(): Promise<boolean>;
+  /**
+   * Hands back a claimed run that could not start: `done`, its outcome `start_failed` with the
+   * error, and its prompt kept (the session shows why; nothing of the request is lost).
+   */
+  failStart(session: string, worker: string, error: string): Promise<boolean>;
+  /** Whether any run (of those `filter` lets through) is queued or held: what `worker --exit-when-idle` waits for. */
+  busy(filter?: ClaimFilter): Promise<boolean>;
+  /** Runs queued that `filter` keeps out (a worker without credentials reports them as left). */
+  excluded(filter: ClaimFilter): Promise<number>;
   /** Resolves when a run may have been queued (a notification), after `ms`, or on abort. */
   nextChange(ms: number, signal: AbortSignal): Promise<void>;
 }

@@ -47,6 +47,8 @@ export interface SessionJob {
   worker: string | null;
   /** When that lease runs out (ms since the epoch). */
   leaseExpires: number | null;
+  /** Why the run could not start (`done` without a run: its prompt is still in the queue row). */
+  startError?: string;
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import type { z } from 'zod';
 import { CoverageCounter, type CoverageReport } from '../coverage/coverage.ts';
-import type { StopHook } from '../hooks/types.ts';
+import type { HooksOption, StopHook } from '../hooks/types.ts';
 import type { StopReason } from '../model/messages.ts';
 import { costOf } from '../model/pricing.ts';
 import { parseScript, type ScriptTurnSchema } from '../model/script.ts';
@@ -19,9 +19,10 @@ import { MemoryEventStore } from '../store/memoryStore.ts';
 import type { LogRecord } from '../store/records.ts';
 import type { EventStore } from '../store/types.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
-import type { AnyTool, CanUseTool } from '../tools/types.ts';
+import type { AnyTool, AskUser, CanUseTool } from '../tools/types.ts';
 
 export type { CoverageReport } from '../coverage/coverage.ts';
+export { TOOL_OUTCOMES, type ToolOutcomeCounts, type ToolOutcomeName } from '../coverage/toolOutcomes.ts';
 
 /**
  * One scripted answer of the model, as written in a script file (docs/script-format.md):
@@ -98,9 +99,14 @@ export function scriptedModel(turns: readonly ScriptTurn[]): ModelClient {
   return client;
 }
 
-export interface RunSessionOptions {
+/**
+ * What `runSession` runs: one `prompt`, or `prompts` — a conversation of one session, one run
+ * per prompt, each sent when the run before it has ended.
+ */
+export type RunSessionOptions = RunSessionSetup & ({ prompt: string } | { prompts: readonly string[] });
+
+export interface RunSessionSetup {
   model: ModelClient;
-  prompt: string;
   /** The tools the model may call (none unless given; the built-ins are `builtinTools()` from `reloop`). */
   tools?: readonly AnyTool[] | ToolRegistry;
   /** Limits and model settings (maxTurns, autoCompactThreshold, …). */
@@ -110,24 +116,39 @@ export interface RunSessionOptions {
   /** Where the log goes (default: a fresh memory store). */
   store?: EventStore;
   stopHooks?: readonly StopHook[];
+  /** Hooks of every Claude Code event, as `Session.create` takes them (SDK shape). */
+  hooks?: HooksOption;
   /** Permission policy (default: every call allowed). */
   canUseTool?: CanUseTool;
+  /** Answers the policy's `ask`; without it an ask parks the run (or denies, `unattendedAsk: 'deny'`). */
+  askUser?: AskUser;
+  unattendedAsk?: 'park' | 'deny';
+  /** Aborts the run in progress when it fires (the run ends `aborted`, its tools `interrupted`). */
+  signal?: AbortSignal;
 }
 
 export interface SessionRun {
+  /** The result of the last run. */
   result: RunResult;
+  /** Every run's result, one per prompt sent (fewer than the prompts when a run paused or was aborted). */
+  results: RunResult[];
   /** The session's whole log, in order. */
   records: LogRecord[];
-  /** The transition reasons the run took, in order. */
+  /** The transition reasons the runs took, in order (all runs). */
   reasons: string[];
 }
 
 /**
- * Runs one session on `prompt` to its end and returns its result and log. Deterministic: a
- * virtual clock (backoffs take no time), seeded randomness and counter ids, so two runs of
- * the same script write the same records.
+ * Runs one session to its end on `prompt`, or on each of `prompts` in turn (one run per prompt,
+ * the history carried over as in a chat), and returns the results and the log. The runs stop
+ * early after one that ends `paused` (it waits for an approval: a new prompt would be refused)
+ * or `aborted`. Deterministic: one virtual clock for the whole session (backoffs take no time),
+ * seeded randomness and counter ids, so two runs of the same script write the same records.
+ * The script answers every run's requests in order, as one list.
  */
 export async function runSession(options: RunSessionOptions): Promise<SessionRun> {
+  const prompts = 'prompts' in options ? options.prompts : [options.prompt];
+  if (prompts.length === 0) throw new TypeError('runSession: prompts is empty (give at least one prompt)');
   const store = options.store ?? new MemoryEventStore();
   const session = await Session.create({
     store,
@@ -136,17 +157,25 @@ export async function runSession(options: RunSessionOptions): Promise<SessionRun
     settings: options.settings,
     cwd: options.cwd ?? process.cwd(),
     stopHooks: options.stopHooks,
+    hooks: options.hooks,
     canUseTool: options.canUseTool,
+    askUser: options.askUser,
+    unattendedAsk: options.unattendedAsk,
     clock: new VirtualClock(),
     random: seededRandom(1),
     ids: counterIds('test-'),
   });
   const target = abortTargets.get(options.model);
   if (target) target.abort = () => session.abort();
-  const result = await session.submit(options.prompt);
+  const results: RunResult[] = [];
+  for (const prompt of prompts) {
+    const result = await session.submit(prompt, { signal: options.signal });
+    results.push(result);
+    if (result.status === 'paused' || result.status === 'aborted') break;
+  }
   const records: LogRecord[] = [];
   for await (const r of store.read(session.id)) records.push(r);
-  return { result, records, reasons: reasonsOf(records) };
+  return { result: results.at(-1)!, results, records, reasons: reasonsOf(records) };
 }
 
 /** The reasons of the transitions in `records`, in order. */
@@ -158,8 +187,9 @@ export function reasonsOf(records: Iterable<LogRecord>): string[] {
 
 /**
  * What these records cover of the chart: exactly the shape `reloop coverage --json` prints,
- * `{ reasons: { covered, missing }, edges: { covered, total, missing } }`. Give one session's
- * records or a list of them (one per session).
+ * `{ reasons: { covered, missing }, edges: { covered, total, missing }, tools }`, where `tools`
+ * gives each tool's calls per outcome (`{ Read: { ok: 3, denied: 1, parked: 0, … } }`, every
+ * outcome of TOOL_OUTCOMES present). Give one session's records or a list of them (one per session).
  */
 export function coverageOf(
   records: readonly LogRecord[] | readonly (readonly LogRecord[])[],

@@ -255,8 +255,12 @@ async function permit(
           parked: { toolUseId: use.id, tool: tool.name, input: c.input, ...(message ? { message } : {}) },
         };
       } else if (opts.askUser) {
-        resolved = (await opts.askUser(request(c, opts.cwd), decided.message)) ? 'allow' : 'deny';
+        const answer = await opts.askUser(request(c, opts.cwd), decided.message);
+        const allow = typeof answer === 'boolean' ? answer : answer.allow;
+        resolved = allow ? 'allow' : 'deny';
         by = 'user';
+        // A "no, because …": the reason is what the model is told (and what the log keeps).
+        if (!allow && typeof answer === 'object' && answer.message) message = answer.message;
       } else {
         by = 'noninteractive';
       }

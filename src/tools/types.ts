@@ -93,8 +93,14 @@ export type PermissionResult =
 /** The policy: decides allow / deny / ask for one call (rules, modes, or a user callback). */
 export type CanUseTool = (request: PermissionRequest) => Promise<PermissionResult> | PermissionResult;
 
+/**
+ * A person's answer to an ask: yes or no, or no with the reason the model is told (the
+ * interactive session's "no, because …").
+ */
+export type AskAnswer = boolean | { allow: boolean; message?: string };
+
 /** Asked when the policy says `ask`. Absent in non-interactive runs: `ask` then means deny. */
-export type AskUser = (request: PermissionRequest, message: string | undefined) => Promise<boolean>;
+export type AskUser = (request: PermissionRequest, message: string | undefined) => Promise<AskAnswer>;
 
 /**
  * One hook's answer as the log keeps it (`hook.decided`; the hooks module makes these). Tools

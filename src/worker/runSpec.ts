@@ -9,7 +9,7 @@ import { parseScript } from '../model/script.ts';
 import { ScriptedModelClient } from '../model/scripted.ts';
 import type { RunSettings } from '../runtime/config.ts';
 import type { SessionOptions } from '../runtime/session.ts';
-import { loadSettings } from '../settings/index.ts';
+import { loadSettings, userClaudeDir } from '../settings/index.ts';
 import type { EventStore } from '../store/types.ts';
 import { builtinTools } from '../tools/builtin/index.ts';
 import { createPermissionPolicy, PermissionModeSchema } from '../tools/permissions/index.ts';
@@ -44,6 +44,8 @@ export const RunSpecSchema = z.strictObject({
   /** `--mcp-config` values as JSON text (read by the submitter), and `--strict-mcp-config`. */
   mcpConfig: z.array(z.string()).optional(),
   strictMcpConfig: z.boolean().optional(),
+  /** The system prompt the flags made (`--system-prompt[-file]`, `--append-system-prompt[-file]`), as text. */
+  systemPrompt: z.string().optional(),
 });
 export type RunSpec = z.infer<typeof RunSpecSchema>;
 
@@ -81,6 +83,7 @@ export async function sessionOptionsFor(
   if (spec.maxBudgetUsd !== undefined) settings.maxBudgetUsd = spec.maxBudgetUsd;
   if (spec.fallbackModel) settings.fallbackModel = spec.fallbackModel;
   if (spec.model) settings.model = spec.model;
+  if (spec.systemPrompt !== undefined) settings.system = spec.systemPrompt;
   const model = spec.script
     ? new ScriptedModelClient(parseScript(spec.script.content, spec.script.file), {
         file: spec.script.file,
@@ -106,8 +109,9 @@ export async function sessionOptionsFor(
   });
   for (const w of mcp.warnings) deps.warn?.(w);
   // `Task`, as `reloop run` offers it: a sub-agent runs in the worker that runs its parent.
-  const agents = await loadAgents({ cwd, dirs: spec.agentsDir });
+  const agents = await loadAgents({ cwd, dirs: spec.agentsDir, userDir: userClaudeDir() });
   agents.checkTools(tools.map((t) => t.name));
+  for (const w of agents.warnings) deps.warn?.(w);
   return {
     store: deps.store,
     model,

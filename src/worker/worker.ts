@@ -1,10 +1,11 @@
 import type { TracerProvider } from '@opentelemetry/api';
 import { messageOf } from '../lib/errors.ts';
+import { hasApiKey } from '../model/credentials.ts';
 import { loadRecords } from '../replay/loadSession.ts';
 import { parkedCalls, treeApprovals } from '../runtime/approvals.ts';
 import { Session } from '../runtime/session.ts';
 import { fold } from '../store/evolve.ts';
-import type { Job, RunQueue } from '../store/runQueue.ts';
+import type { ClaimFilter, Job, RunQueue } from '../store/runQueue.ts';
 import { emptySessionState } from '../store/sessionState.ts';
 import type { EventStore } from '../store/types.ts';
 import { parseRunSpec, sessionOptionsFor } from './runSpec.ts';
@@ -13,7 +14,13 @@ import { parseRunSpec, sessionOptionsFor } from './runSpec.ts';
 export type WorkerEvent =
   | { type: 'claimed'; session: string; attempt: number; resumed: boolean }
   | { type: 'finished'; session: string; status: string; reason: string }
-  | { type: 'failed'; session: string; message: string }
+  | { type: 'failed'; session: string; message: string; started: boolean }
+  /** Its run failed with the run still open in the log: queued again, to be closed and resumed. */
+  | { type: 'requeued'; session: string; attempt: number }
+  /** No model credentials: only scripted runs are claimed (said once, at start). */
+  | { type: 'no-model'; message: string }
+  /** At exit: runs left queued because they need a model this worker does not have. */
+  | { type: 'left'; queued: number; message: string }
   | { type: 'lost'; session: string }
   | { type: 'draining'; holding: number }
   | { type: 'stopping'; holding: number };
@@ -36,7 +43,19 @@ export interface WorkerOptions {
   /** OpenTelemetry: every run this worker drives is traced on this provider (docs/otel.md). */
   tracerProvider?: TracerProvider;
   traceContent?: boolean;
+  /**
+   * Whether the worker can talk to the model (default: credentials in the environment, as
+   * `reloop run` checks them). Without, it claims only scripted runs: a run it cannot start
+   * stays queued for a worker that can.
+   */
+  modelAvailable?: boolean;
 }
+
+/** Claims of one run whose run failed while open, before the worker closes it instead of queueing it again. */
+const OPEN_RUN_ATTEMPTS = 3;
+
+const NO_MODEL =
+  'no model credentials (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN or ANTHROPIC_BASE_URL): only scripted runs are claimed';
 
 interface Held {
   job: Job;
@@ -52,9 +71,11 @@ interface Held {
  * a run whose worker died resumes it exactly as after a crash: `Session.submit` closes the
  * interrupted run honestly and does not run again a tool that had started.
  */
-export async function runWorker(opts: WorkerOptions): Promise<{ runs: number }> {
+export async function runWorker(opts: WorkerOptions): Promise<{ runs: number; left: number }> {
   const { store, queue, id, leaseMs } = opts;
   const concurrency = Math.max(1, opts.concurrency ?? 1);
+  // The model is checked before anything is claimed: a run this worker could not start is never taken.
+  const filter: ClaimFilter = (opts.modelAvailable ?? hasApiKey()) ? {} : { scriptedOnly: true };
   const held = new Map<string, Held>();
   const emit = opts.onEvent ?? (() => undefined);
   let runs = 0;
@@ -96,10 +117,7 @@ export async function runWorker(opts: WorkerOptions): Promise<{ runs: number }> 
     held.set(job.session, h);
     runs++;
     h.done = drive(h)
-      .catch(async (e: unknown) => {
-        emit({ type: 'failed', session: job.session, message: messageOf(e) });
-        if (!h.lost) await queue.release(job.session, id, 'done', { status: 'failed', error: String(e) });
-      })
+      .catch((e: unknown) => settleFailure(h, e))
       .catch(() => undefined)
       .finally(() => {
         held.delete(job.session);
@@ -108,6 +126,39 @@ export async function runWorker(opts: WorkerOptions): Promise<{ runs: number }> 
           finished = r;
         });
       });
+  }
+
+  /**
+   * A run that threw. What the job becomes depends on the log: no run started since it was
+   * queued — the run could not start (the job is done with the error, the prompt kept, and
+   * `sessions` shows it); the run still open — it never ends in the log, so the job must not be
+   * done: queued again (the next claim closes the run as interrupted and resumes), or, after
+   * OPEN_RUN_ATTEMPTS claims, closed here; the run ended — done, failed.
+   * The log unreadable (the database gone): the job stays claimed and its lease lapses.
+   */
+  async function settleFailure(h: Held, e: unknown): Promise<void> {
+    const { job } = h;
+    const message = messageOf(e);
+    if (h.lost) return emit({ type: 'failed', session: job.session, message, started: true });
+    const records = await loadRecords(store, job.session);
+    const state = fold(records, emptySessionState());
+    const started = records.some((r) => r.type === 'run.started' && r.seq > job.afterSeq);
+    emit({ type: 'failed', session: job.session, message, started });
+    if (!started) {
+      await queue.failStart(job.session, id, message);
+      return;
+    }
+    if (state.currentRun) {
+      if (job.attempts < OPEN_RUN_ATTEMPTS) {
+        emit({ type: 'requeued', session: job.session, attempt: job.attempts });
+        await queue.release(job.session, id, 'queued', { status: 'failed', error: message }, state.lastSeq);
+        return;
+      }
+      const spec = parseRunSpec(job.session, job.spec);
+      const session = await Session.open(job.session, await sessionOptionsFor(spec, { store }));
+      await session.closeOpenRun();
+    }
+    await queue.release(job.session, id, 'done', { status: 'failed', error: message });
   }
 
   async function drive(h: Held): Promise<void> {
@@ -165,12 +216,13 @@ export async function runWorker(opts: WorkerOptions): Promise<{ runs: number }> 
       s ? [new Promise<void>((r) => s.addEventListener('abort', () => r(), { once: true }))] : [],
     ),
   );
+  if (filter.scriptedOnly) emit({ type: 'no-model', message: NO_MODEL });
   try {
     while (!opts.drain.aborted && !opts.stop?.aborted) {
       const free = concurrency - held.size;
-      const claimed = free > 0 ? await queue.claim(id, free, leaseMs) : [];
+      const claimed = free > 0 ? await queue.claim(id, free, leaseMs, filter) : [];
       for (const job of claimed) start(job);
-      if (opts.exitWhenIdle && held.size === 0 && claimed.length === 0 && !(await queue.busy())) break;
+      if (opts.exitWhenIdle && held.size === 0 && claimed.length === 0 && !(await queue.busy(filter))) break;
       if (claimed.length > 0 && held.size < concurrency) continue;
       const stopped = new AbortController();
       const waits: Promise<unknown>[] = [anyFinished, told];
@@ -185,5 +237,12 @@ export async function runWorker(opts: WorkerOptions): Promise<{ runs: number }> 
     opts.stop?.removeEventListener('abort', onStop);
     opts.drain.removeEventListener('abort', onDrain);
   }
-  return { runs };
+  const left = await queue.excluded(filter);
+  if (left > 0)
+    emit({
+      type: 'left',
+      queued: left,
+      message: `${left} queued run${left === 1 ? '' : 's'} need${left === 1 ? 's' : ''} a model: left queued for a worker with ANTHROPIC_API_KEY`,
+    });
+  return { runs, left };
 }

@@ -217,28 +217,59 @@ describe('reloop and a tree of sessions', () => {
   );
 
   it(
-    'a bad agent file stops run at start-up, naming the file and the field, before the store exists',
+    "agent files as real projects have them: a public one with other runtimes' tools, a broken one, a README and the user's — warnings naming each file, and the run goes on",
     async () => {
-      const dir = path.join(cwd, 'bad-agents');
+      const dir = path.join(cwd, 'collected-agents');
       await mkdir(dir);
+      // The finder of this --agents-dir replaces the project's: its Glob call below must still work.
       await writeFile(
-        path.join(dir, 'x.md'),
-        '---\nname: x\ndescription: X.\ntools: Read, Teleport\n---\nbody\n',
+        path.join(dir, 'finder.md'),
+        '---\nname: finder\ndescription: Use this agent when: files must be found.\ntools: Glob, Grep, LS, Read, NotebookRead, WebFetch, TodoWrite, WebSearch, KillShell, BashOutput\ncolor: blue\n---\nYou find files.\n',
       );
-      const fresh = path.join(cwd, 'no-store');
-      const r = await runCli(['run', '--script', 's.json', '--agents-dir', dir, '--store', fresh, 'hi'], {
-        cwd,
-      });
-      expect(r.code).toBe(2);
-      expect(r.stderr.trim()).toBe(
-        `reloop: agent definition ${path.join(dir, 'x.md')}, field "tools": unknown tool "Teleport"; the tools are Read, Write, Edit, Bash, BashOutput, KillShell, Glob, Grep, TodoWrite, WebFetch [AGENT_DEFINITION_INVALID]`,
+      await writeFile(path.join(dir, 'broken.md'), '---\nname: broken\ndescription: [oops\n---\nbody\n');
+      await writeFile(path.join(dir, 'README.md'), '# Our agents\n');
+      const home = path.join(cwd, 'home');
+      await mkdir(path.join(home, '.claude', 'agents'), { recursive: true });
+      await writeFile(
+        path.join(home, '.claude', 'agents', 'mine.md'),
+        "---\nname: mine\ndescription: The user's own agent.\ntools: [Read]\n---\nYou are mine.\n",
       );
-      const exists = await readFile(path.join(fresh, 'catalog.json')).then(
-        () => true,
-        () => false,
+      const fresh = path.join(cwd, 'agents-store');
+      const r = await runCli(
+        ['run', '--script', 's.json', '--agents-dir', dir, '--store', fresh, '--json', 'hi'],
+        {
+          cwd,
+          env: { RELOOP_HOME: home },
+        },
       );
-      expect(exists).toBe(false);
+      expect(r.code, r.stderr).toBe(0);
+      const warnings = r.stderr.trim().split('\n');
+      expect(warnings).toHaveLength(2);
+      expect(warnings[0]).toMatch(
+        new RegExp(
+          `^warning: agent definition ${esc(path.join(dir, 'broken.md'))}: line 3: the front matter is not valid YAML: .*; skipped$`,
+        ),
+      );
+      expect(warnings[1]).toBe(
+        `warning: agent definition ${path.join(dir, 'finder.md')}, field "tools": tools this runtime does not have left out: LS, NotebookRead, WebSearch; the agent gets Glob, Grep, Read, WebFetch, TodoWrite, KillShell, BashOutput`,
+      );
+      const id = onlyJson<{ sessionId: string }>(r).sessionId;
+      const records = jsonLines<LogRecord>(
+        await readFile(path.join(fresh, 'sessions', `${id}.jsonl`), 'utf8'),
+      );
+      // The child of the --agents-dir finder still has Glob: its call ran.
+      const started = records.find((x) => x.type === 'child.started');
+      const kid = started?.type === 'child.started' ? started.data.child : '';
+      const kidLog = jsonLines<LogRecord>(
+        await readFile(path.join(fresh, 'sessions', `${kid}.jsonl`), 'utf8'),
+      );
+      const glob = kidLog.find((x) => x.type === 'tool.finished');
+      expect(glob?.type === 'tool.finished' && glob.data.outcome).toBe('ok');
     },
     SLOW,
   );
 });
+
+function esc(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

@@ -62,7 +62,7 @@ describe('coverage of logs', () => {
   it('counts reasons of the vocabulary and catalog edges taken', () => {
     const s = scenarios.find((x) => x.target.reason === 'stop_hook_prevented')!;
     const d = new CoverageCounter().addAll(transitionRecords(s, 's1')).detail();
-    expect(Object.keys(d.report)).toEqual(['reasons', 'edges']);
+    expect(Object.keys(d.report)).toEqual(['reasons', 'edges', 'tools']);
     expect(d.report.reasons.covered).toEqual(['stop_hook_prevented', 'query_built', 'finish_requested']);
     expect(d.report.reasons.missing.length).toBe(Object.keys(REASON_DOCS).length - 3);
     expect(d.report.edges).toMatchObject({ covered: 3, total: edgeCatalog().length });
@@ -135,7 +135,7 @@ describe('reloop coverage / reloop paths', () => {
       const r = await reloop('coverage', '--json', logFile);
       expect(r.code).toBe(0);
       const json = JSON.parse(r.stdout);
-      expect(Object.keys(json)).toEqual(['reasons', 'edges']);
+      expect(Object.keys(json)).toEqual(['reasons', 'edges', 'tools']);
       expect(Object.keys(json.reasons)).toEqual(['covered', 'missing']);
       expect(Object.keys(json.edges)).toEqual(['covered', 'total', 'missing']);
       expect(json.reasons.covered).toContain('completed');

@@ -106,7 +106,7 @@ describe('coverageOf', () => {
     expect(one.reasons.covered).not.toContain('model_error');
     expect(both.reasons.covered).toEqual(expect.arrayContaining(['completed', 'model_error']));
     expect(both.edges.covered).toBeGreaterThan(one.edges.covered);
-    expect(Object.keys(both).sort()).toEqual(['edges', 'reasons']);
+    expect(Object.keys(both).sort()).toEqual(['edges', 'reasons', 'tools']);
     expect(Object.keys(both.edges).sort()).toEqual(['covered', 'missing', 'total']);
     expect(Object.keys(both.reasons).sort()).toEqual(['covered', 'missing']);
   });

@@ -13,6 +13,7 @@ import {
 
 interface CoverageOptions extends GlobalOptions {
   min?: string;
+  tools?: boolean;
 }
 
 export function parseMin(value: string | undefined): number | undefined {
@@ -59,13 +60,21 @@ export function registerCoverage(program: Command): void {
         '[logs...]',
         '.jsonl session logs to read, with the sub-agent logs beside them (then the store is read only if --store is given)',
       )
-      .option('--min <percent>', 'exit 1 when reason or edge coverage is below this percentage'),
+      .option('--min <percent>', 'exit 1 when reason or edge coverage is below this percentage')
+      .option('--tools', "also print each tool's calls per outcome (ok, error, denied, parked, …)"),
   ).action(async (logs: string[], opts: CoverageOptions) => {
     const min = parseMin(opts.min);
     const detail = await collect(logs, opts);
     const { belowMinimum, formatCoverage } = await import('../../coverage/coverage.ts');
     if (opts.json) printJson(detail.report);
-    else for (const line of formatCoverage(detail)) out(line);
+    else {
+      for (const line of formatCoverage(detail)) out(line);
+      if (opts.tools) {
+        const { formatToolOutcomes } = await import('../../coverage/toolOutcomes.ts');
+        out('', 'tool outcomes:');
+        for (const line of formatToolOutcomes(detail.report.tools)) out(`  ${line}`);
+      }
+    }
     if (min === undefined) return;
     const below = belowMinimum(detail.report, min);
     if (below.length > 0) throw new CommandFailed(below.join('\n'), 1, 'BELOW_MINIMUM');

@@ -5,6 +5,7 @@ import {
   openStore,
   out,
   printJson,
+  selfCommand,
   UsageError,
   withCommonOptions,
 } from '../io.ts';
@@ -26,7 +27,7 @@ export function registerFork(program: Command): void {
       else
         out(
           `forked ${session}@${at} → ${sessionId}`,
-          `continue it with: reloop run --resume ${sessionId} "<prompt>"`,
+          `continue it with: ${selfCommand()} run --resume ${sessionId} "<prompt>"`,
         );
     } finally {
       await store.close();

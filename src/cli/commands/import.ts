@@ -9,6 +9,7 @@ import {
   out,
   plural,
   printJson,
+  selfCommand,
   storeDir,
   storeLocationOf,
   UsageError,
@@ -113,7 +114,8 @@ function printHuman(report: ImportReport, all: ImportedSession[], unmapped: numb
     const kinds = Object.entries(s.unmappedTypes)
       .map(([type, n]) => `${type} ×${n}`)
       .join(', ');
-    if (kinds) out(`          not mapped: ${kinds} (reloop log ${s.sessionId} --type import.unmapped)`);
+    if (kinds)
+      out(`          not mapped: ${kinds} (${selfCommand()} log ${s.sessionId} --type import.unmapped)`);
   }
   for (const f of report.ignored) out(`ignored   ${f} (inside a session folder, not a transcript)`);
   for (const f of report.skipped) out(`skipped   ${skippedNote(f)}`);

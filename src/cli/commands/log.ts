@@ -5,6 +5,7 @@ import type { LogRecord } from '../../store/records.ts';
 import type { EventStore } from '../../store/types.ts';
 import {
   CommandFailed,
+  err,
   type GlobalOptions,
   intOption,
   LineWriter,
@@ -86,6 +87,7 @@ export function registerLog(program: Command): void {
       }
       // The todo list is session state: the fold of the whole log up to the last record shown.
       if (sawTodos && !opts.json) await printTodos(store, session, toSeq);
+      await printStartFailure(store, session, opts.json === true);
       if (!opts.follow) return;
       // A run queued for a worker (`reloop submit`, an approved parked run) is the run to follow
       // too: it has not started yet, or not ended since it was queued.
@@ -127,6 +129,19 @@ async function printTodos(store: EventStore, session: string, toSeq: number | un
   if (!state.todos) return;
   out(`todos (TodoWrite at seq ${state.todos.seq}):`);
   for (const l of todoLines(state.todos.items)) out(`  ${l}`);
+}
+
+/**
+ * A queued run that could not start leaves no record (nothing ran): the queue row says why, and
+ * holds the prompt that was never given. Printed after the records (on stderr under --json).
+ */
+async function printStartFailure(store: EventStore, session: string, json: boolean): Promise<void> {
+  const { runQueueOf } = await import('../../store/runQueue.ts');
+  const job = await runQueueOf(store)?.get(session);
+  if (job?.state !== 'done' || !job.startError) return;
+  const line = `the queued run could not start: ${job.startError}${job.prompt !== null ? `; its prompt was never given: ${JSON.stringify(job.prompt)}` : ''}`;
+  if (json) err(line);
+  else out(line);
 }
 
 /** Whether the session has a run queued or held by a worker that has not ended in the log yet. */

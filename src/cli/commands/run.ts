@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import { EXIT, type GlobalOptions, openStore, UsageError, withCommonOptions } from '../io.ts';
 import { withRunFlags } from '../runFlags.ts';
+import type { SystemPromptFlags } from '../systemPromptFlags.ts';
 
-export interface RunOptions extends GlobalOptions {
+export interface RunOptions extends GlobalOptions, SystemPromptFlags {
   model?: string;
   script?: string;
   cwd?: string;
@@ -26,6 +27,7 @@ export interface RunOptions extends GlobalOptions {
   mcpConfig?: string[];
   strictMcpConfig?: boolean;
   acceptSetupChange?: boolean;
+  outputFormat?: string;
 }
 
 export function registerRun(program: Command): void {
@@ -45,6 +47,10 @@ export function registerRun(program: Command): void {
         '--otel',
         'export OpenTelemetry traces while the run goes (OTEL_EXPORTER_OTLP_* variables; docs/otel.md)',
       )
+      .option(
+        '--output-format <format>',
+        'text (default) | json (as --json) | stream-json (one JSON event per line, as session.stream() yields them)',
+      )
       .option('--otel-content', 'with --otel: put the conversation on the spans too, redacted as the log is'),
   ).action(async (prompt: string | undefined, opts: RunOptions) => {
     // Everything the run needs (the runtime, the chart, the tools, a model client) loads here.
@@ -59,6 +65,10 @@ export function registerRun(program: Command): void {
       process.exitCode = exitCodeOf(result.status);
       return;
     }
+    if (opts.outputFormat !== undefined && !['text', 'json', 'stream-json'].includes(opts.outputFormat))
+      throw new UsageError(
+        `--output-format must be text, json or stream-json, got ${JSON.stringify(opts.outputFormat)}`,
+      );
     if (!prompt && !opts.resume)
       throw new UsageError('a prompt is required (or --resume <session> to continue one)');
     const { prepareRun, runPrepared } = await import('../runSession.ts');

@@ -6,6 +6,7 @@ import {
   openStore,
   out,
   printJson,
+  selfCommand,
   timeOf,
   withCommonOptions,
 } from '../io.ts';
@@ -34,8 +35,10 @@ export function registerSessions(program: Command): void {
             : row.job?.state === 'queued'
               ? '  [queued]'
               : row.job?.state === 'parked'
-                ? '  [parked: reloop approvals]'
-                : '';
+                ? `  [parked: ${selfCommand()} approvals]`
+                : row.job?.startError
+                  ? `  [failed to start: ${row.job.startError}]`
+                  : '';
         const records = row.lastSeq === 1 ? 'record ' : 'records';
         w.line(
           `${indent}${row.id}  ${row.status.padEnd(11)} ${String(row.lastSeq).padStart(6)} ${records}  ${timeOf(row.updated)}  ${agent}${row.title}${fork}${job}`,

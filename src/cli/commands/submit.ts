@@ -108,6 +108,8 @@ async function specOf(opts: RunOptions): Promise<unknown> {
     ...(agentsDir.length > 0 ? { agentsDir } : {}),
     ...(settings.maxBudgetUsd !== undefined ? { maxBudgetUsd: settings.maxBudgetUsd } : {}),
     ...(settings.fallbackModel ? { fallbackModel: settings.fallbackModel } : {}),
+    // The prompt's text, files read here: a worker may be on another machine.
+    ...(settings.system !== undefined ? { systemPrompt: settings.system } : {}),
     permissionMode: opts.permissionMode ?? 'default',
     allow: opts.allow,
     deny: opts.deny,

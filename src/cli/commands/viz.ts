@@ -52,6 +52,14 @@ async function childrenOf(
   return tree.slice(1).map((m) => ({ records: m.records, role: 'child' as const }));
 }
 
+/** The self-contained viewer page of a session, with its fork source and sub-agents (`viz --format html`, chat's `/viz`). */
+export async function viewerPage(store: EventStore, session: string): Promise<string> {
+  const records = await readSession(store, session);
+  const related = [...(await sourceOf(store, records)), ...(await childrenOf(store, session, records))];
+  const { renderViewerHtml } = await import('../../viz/html.ts');
+  return renderViewerHtml(records, { related });
+}
+
 export function registerViz(program: Command): void {
   withCommonOptions(
     program

@@ -70,7 +70,7 @@ export function registerWorker(program: Command): void {
     process.on('SIGINT', onSignal);
     if (!opts.json) out(`worker ${id}: concurrency ${concurrency}, lease ${leaseSeconds} s`);
     try {
-      const { runs } = await runWorker({
+      const { runs, left } = await runWorker({
         store,
         queue,
         id,
@@ -88,7 +88,13 @@ export function registerWorker(program: Command): void {
             case 'finished':
               return out(`finished ${e.session}: ${e.status} (${e.reason})`);
             case 'failed':
-              return out(`failed ${e.session}: ${e.message}`);
+              return out(`failed ${e.session}${e.started ? '' : ' (did not start)'}: ${e.message}`);
+            case 'requeued':
+              return out(`queued ${e.session} again: its run is still open after attempt ${e.attempt}`);
+            case 'no-model':
+              return out(`warning: ${e.message}`);
+            case 'left':
+              return out(e.message);
             case 'lost':
               return out(`lost ${e.session}: its lease ran out and another worker holds it`);
             case 'draining':
@@ -99,6 +105,13 @@ export function registerWorker(program: Command): void {
         },
       });
       if (!opts.json) out(`worker ${id}: ${plural(runs, 'run')}, exiting`);
+      // Told to exit once idle with runs left it could not take: not done, and it says why.
+      if (left > 0 && opts.exitWhenIdle)
+        throw new CommandFailed(
+          `${plural(left, 'queued run')} ${left === 1 ? 'needs' : 'need'} a model: set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL) for the worker; they stay queued`,
+          EXIT.failed,
+          'NO_MODEL',
+        );
     } finally {
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);

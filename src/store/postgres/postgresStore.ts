@@ -4,7 +4,7 @@ import { catalogSorted } from '../catalogSort.ts';
 import { ConcurrencyError, SessionNotFoundError } from '../errors.ts';
 import type { LogRecord } from '../records.ts';
 import { redactUrl } from '../redactUrl.ts';
-import { JobBusyError } from '../runQueue.ts';
+import { JobBusyError, START_FAILED } from '../runQueue.ts';
 import { sealRecords } from '../seal.ts';
 import type { AppendOptions, EventStore, ReadRange, SessionInfo, SessionJob } from '../types.ts';
 import { checkContiguous, parseRecordLine, validateRecord } from '../validate.ts';
@@ -63,6 +63,7 @@ interface CatalogRowSql {
   job_state?: SessionJob['state'] | null;
   worker?: string | null;
   lease_until?: Date | null;
+  start_error?: string | null;
 }
 
 function rowOf(r: CatalogRowSql): SessionInfo {
@@ -81,6 +82,7 @@ function rowOf(r: CatalogRowSql): SessionInfo {
       state: r.job_state,
       worker: r.worker ?? null,
       leaseExpires: r.lease_until ? r.lease_until.getTime() : null,
+      ...(r.start_error ? { startError: r.start_error } : {}),
     };
   }
   return info;
@@ -213,7 +215,8 @@ export class PostgresEventStore implements EventStore {
     this.assertOpen();
     const res = await this.pool.query<CatalogRowSql>(
       `SELECT s.id, s.title, s.created, s.updated, s.status, s.last_seq, s.forked_from, s.parent,
-              j.state AS job_state, j.worker, j.lease_until
+              j.state AS job_state, j.worker, j.lease_until,
+              CASE WHEN j.outcome->>'reason' = '${START_FAILED}' THEN j.outcome->>'error' END AS start_error
          FROM reloop.sessions s LEFT JOIN reloop.jobs j ON j.session = s.id
         WHERE s.last_seq > 0`,
     );

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { type Job, JobBusyError, type RunQueue } from '../runQueue.ts';
+import { type ClaimFilter, type Job, JobBusyError, type RunQueue, START_FAILED } from '../runQueue.ts';
 import type { ChannelListener, Subscription } from './listener.ts';
 import { JOBS_CHANNEL } from './schema.ts';
 
@@ -30,6 +30,11 @@ function jobOf(r: JobRow): Job {
 const JOB_COLUMNS = 'session, state, spec, prompt, after_seq, worker, lease_until, attempts';
 // Every change that makes a run claimable wakes the workers waiting on the channel; the payload's
 // number only has to grow.
+/** The SQL condition a filter stands for, on `reloop.jobs` rows (no parameters: only fixed text). */
+function filterSql(filter: ClaimFilter | undefined): string {
+  return filter?.scriptedOnly ? ` AND spec->'script' IS NOT NULL` : '';
+}
+
 const NOTIFY = `pg_notify('${JOBS_CHANNEL}', (extract(epoch FROM clock_timestamp()) * 1000000)::bigint::text || ':jobs')`;
 
 /**
@@ -63,11 +68,11 @@ export class PostgresRunQueue implements RunQueue {
     if (res.rows.length === 0) throw new JobBusyError(session, (await this.get(session))?.state ?? 'queued');
   }
 
-  async claim(worker: string, max: number, leaseMs: number): Promise<Job[]> {
+  async claim(worker: string, max: number, leaseMs: number, filter?: ClaimFilter): Promise<Job[]> {
     const res = await this.pool.query<JobRow>(
       `WITH c AS (
          SELECT session FROM reloop.jobs
-          WHERE state = 'queued' OR (state = 'claimed' AND lease_until < clock_timestamp())
+          WHERE (state = 'queued' OR (state = 'claimed' AND lease_until < clock_timestamp()))${filterSql(filter)}
           ORDER BY queued_at, session
           LIMIT $2
           FOR UPDATE SKIP LOCKED)
@@ -132,17 +137,41 @@ export class PostgresRunQueue implements RunQueue {
   }
 
   async get(session: string): Promise<Job | undefined> {
-    const res = await this.pool.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM reloop.jobs WHERE session = $1`, [
-      session,
-    ]);
-    return res.rows[0] ? jobOf(res.rows[0]) : undefined;
+    const res = await this.pool.query<JobRow & { start_error: string | null }>(
+      `SELECT ${JOB_COLUMNS},
+              CASE WHEN outcome->>'reason' = '${START_FAILED}' THEN outcome->>'error' END AS start_error
+         FROM reloop.jobs WHERE session = $1`,
+      [session],
+    );
+    const r = res.rows[0];
+    if (!r) return undefined;
+    return { ...jobOf(r), ...(r.start_error ? { startError: r.start_error } : {}) };
   }
 
-  async busy(): Promise<boolean> {
+  async failStart(session: string, worker: string, error: string): Promise<boolean> {
     const res = await this.pool.query(
-      `SELECT 1 FROM reloop.jobs WHERE state IN ('queued', 'claimed') LIMIT 1`,
+      `UPDATE reloop.jobs
+          SET state = 'done', outcome = $3, worker = NULL, lease_until = NULL, updated_at = clock_timestamp()
+        WHERE session = $1 AND worker = $2 AND state = 'claimed'`,
+      [session, worker, JSON.stringify({ status: 'failed', reason: START_FAILED, error })],
     );
     return (res.rowCount ?? 0) > 0;
+  }
+
+  async busy(filter?: ClaimFilter): Promise<boolean> {
+    const res = await this.pool.query(
+      `SELECT 1 FROM reloop.jobs WHERE state IN ('queued', 'claimed')${filterSql(filter)} LIMIT 1`,
+    );
+    return (res.rowCount ?? 0) > 0;
+  }
+
+  async excluded(filter: ClaimFilter): Promise<number> {
+    if (!filter.scriptedOnly) return 0;
+    const res = await this.pool.query<{ n: number }>(
+      `SELECT count(*)::integer AS n FROM reloop.jobs WHERE (state = 'queued' OR (state = 'claimed' AND lease_until < clock_timestamp()))
+          AND spec->'script' IS NULL`,
+    );
+    return res.rows[0]?.n ?? 0;
   }
 
   async nextChange(ms: number, signal: AbortSignal): Promise<void> {
