@@ -148,12 +148,12 @@ describe.skipIf(chromiumMissing)('the viewer in headless Chromium', () => {
       .locator('#tl-rows .row:not([hidden])', { hasText: 'tool_result_continuation' })
       .first()
       .click();
-    expect(await selectedSeq(page)).toBe(15);
+    expect(await selectedSeq(page)).toBe(16);
     expect(await page.getAttribute('svg.chart[data-view=overview] g.state.current', 'data-state')).toBe(
       'building',
     );
     const raw = JSON.parse((await page.textContent('#pane-record pre.raw')) ?? '');
-    expect(raw).toEqual(records[14]);
+    expect(raw).toEqual(records[15]);
     await page.click('#tabs button[data-tab=messages]');
     const cards = page.locator('#pane-messages .msg');
     expect(await cards.count()).toBe(2);
@@ -166,9 +166,9 @@ describe.skipIf(chromiumMissing)('the viewer in headless Chromium', () => {
     await page.click('svg.chart[data-view=overview] g.state[data-state=recovering]');
     expect(await page.textContent('#f-chart')).toContain('state: recovering');
     expect(await rows(page)).toEqual([
-      '20 transport_retry requesting → recovering',
-      expect.stringMatching(/^21 backoff\.scheduled attempt 1: wait \d+ ms$/),
-      '22 backoff_elapsed recovering → requesting',
+      '21 transport_retry requesting → recovering',
+      expect.stringMatching(/^22 backoff\.scheduled attempt 1: wait \d+ ms$/),
+      '23 backoff_elapsed recovering → requesting',
     ]);
     await page.click('svg.chart[data-view=overview] g.state[data-state=recovering]');
     expect(await page.isHidden('#f-chart')).toBe(true);
@@ -184,10 +184,10 @@ describe.skipIf(chromiumMissing)('the viewer in headless Chromium', () => {
 
   it('filters by record type, reason and tool, and searches the raw JSON', async () => {
     expect(await choose(page, 'f-type', 'model.failed')).toBe(true);
-    expect(await rows(page)).toEqual(['19 model.failed retryable 529 overloaded_error: Overloaded']);
+    expect(await rows(page)).toEqual(['20 model.failed retryable 529 overloaded_error: Overloaded']);
     await clear(page);
     expect(await choose(page, 'f-reason', 'auto_compact')).toBe(true);
-    expect(await rows(page)).toEqual(['30 auto_compact dispatchingTools → compacting']);
+    expect(await rows(page)).toEqual(['31 auto_compact dispatchingTools → compacting']);
     await clear(page);
     expect(await choose(page, 'f-tool', 'echo')).toBe(true);
     const toolRows = await rows(page);
@@ -213,27 +213,27 @@ describe.skipIf(chromiumMissing)('the viewer in headless Chromium', () => {
   });
 
   it('links a transition to the record that triggered it, and that record back to it', async () => {
-    await goToSeq(page, 20);
+    await goToSeq(page, 21);
     const cause = page.locator('#pane-record dd.cause-link button');
-    expect(await cause.textContent()).toContain('seq 19 model.failed');
-    expect(await page.locator('#tl-rows .row.cause:not([hidden])').textContent()).toContain('19');
+    expect(await cause.textContent()).toContain('seq 20 model.failed');
+    expect(await page.locator('#tl-rows .row.cause:not([hidden])').textContent()).toContain('20');
     await cause.click();
-    expect(await selectedSeq(page)).toBe(19);
-    const effect = page.locator('#pane-record dd.effect-link button');
-    expect(await effect.textContent()).toContain('seq 20 transport_retry');
-    await effect.click();
     expect(await selectedSeq(page)).toBe(20);
+    const effect = page.locator('#pane-record dd.effect-link button');
+    expect(await effect.textContent()).toContain('seq 21 transport_retry');
+    await effect.click();
+    expect(await selectedSeq(page)).toBe(21);
   });
 
   it('draws the turn’s timing as a waterfall: the failed call, the backoff, the retry, the tool', async () => {
-    await goToSeq(page, 24);
+    await goToSeq(page, 25);
     await page.click('#tabs button[data-tab=timing]');
     const names = await page.$$eval('#pane-timing .wf .name', (ns) => ns.map((n) => n.textContent));
     expect(names).toEqual(['model call #1', 'backoff #1', 'model call #2', 'tool echo']);
     expect(await page.getAttribute('#pane-timing .wf .bar >> nth=0', 'class')).toContain('fail');
     expect(await page.textContent('#pane-timing .wf-head')).toContain('r1 turn 2');
     await page.locator('#pane-timing .wf .name', { hasText: 'tool echo' }).click();
-    expect(await selectedSeq(page)).toBe(28);
+    expect(await selectedSeq(page)).toBe(29);
     await page.click('#tabs button[data-tab=record]');
   });
 
@@ -251,13 +251,13 @@ describe.skipIf(chromiumMissing)('the viewer in headless Chromium', () => {
     await goToSeq(page, 3);
     await page.locator('body').click({ position: { x: 5, y: 5 } });
     await page.keyboard.press('Shift+ArrowRight');
-    expect(await selectedSeq(page)).toBe(4);
-    await page.keyboard.press('ArrowRight');
     expect(await selectedSeq(page)).toBe(5);
+    await page.keyboard.press('ArrowRight');
+    expect(await selectedSeq(page)).toBe(6);
     await choose(page, 'f-type', 'transition');
     await page.locator('body').click({ position: { x: 5, y: 5 } });
     await page.keyboard.press('ArrowDown');
-    expect(await selectedSeq(page)).toBe(7);
+    expect(await selectedSeq(page)).toBe(8);
     await page.keyboard.press('End');
     expect(await selectedSeq(page)).toBe(records.length);
     await clear(page);
@@ -287,14 +287,14 @@ describe.skipIf(chromiumMissing)('the viewer of a fork', () => {
       'fork',
       renderViewerHtml(fork, { related: [{ records: source, role: 'source' }] }),
     );
-    expect(await page.textContent('#session-meta')).toContain(`forked from ${source[0]!.session}@55`);
+    expect(await page.textContent('#session-meta')).toContain(`forked from ${source[0]!.session}@56`);
     await choose(page, 'f-type', 'run.ended');
     expect(await page.locator('#tl-rows .row.b-fork:not([hidden])').textContent()).toContain('⑂ fork point');
     await clear(page);
     await page.click('#tab-fork');
     const pane = (await page.textContent('#pane-fork')) ?? '';
     expect(pane).toContain('forked from');
-    expect(pane).toContain('first difference: seq 56');
+    expect(pane).toContain('first difference: seq 57');
     expect(pane).toContain('try another way');
     expect(pane).toContain('now run the tests again');
     expect(await page.locator('#pane-fork td.fork-only', { hasText: 'Took another road' }).count()).toBe(1);
@@ -332,7 +332,7 @@ describe.skipIf(chromiumMissing)('the viewer and hostile log content', () => {
           return { ...h, data: { ...h.data, reason: HOSTILE } };
         case 'transition':
           // A transition no chart has: its names reach the timeline as they are.
-          return h.seq === 4
+          return h.seq === 5
             ? { ...h, data: { from: HOSTILE, to: HOSTILE, trigger: HOSTILE, reason: HOSTILE } }
             : h;
         case 'run.ended':
@@ -358,7 +358,7 @@ describe.skipIf(chromiumMissing)('the viewer and hostile log content', () => {
     await page.fill('#f-text', 'onerror');
     await expect.poll(() => page.textContent('#tl-count')).toMatch(/ of /);
     await clear(page);
-    for (const seq of [1, 4, 19, 24, 45, 55, hostile.length]) {
+    for (const seq of [1, 5, 20, 25, 46, 56, hostile.length]) {
       await goToSeq(page, seq);
       for (const tab of ['record', 'messages', 'timing']) await page.click(`#tabs button[data-tab=${tab}]`);
       await page.click('#tabs button[data-tab=record]');

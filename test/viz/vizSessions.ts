@@ -75,13 +75,13 @@ export async function longSession(rounds: number): Promise<LogRecord[]> {
 }
 
 /**
- * A fork and its source: the interesting session forked where its first run ended (seq 55),
+ * A fork and its source: the interesting session forked where its first run ended (seq 56),
  * then resumed with another prompt and another answer, while the source went on to a second run.
  */
 export async function forkedSession(): Promise<{ source: LogRecord[]; fork: LogRecord[]; forkId: string }> {
   const store = new MemoryEventStore();
   const { id, records: source } = await interestingSession(store);
-  const forkId = await forkSession(store, id, 55, counterIds('fork-'));
+  const forkId = await forkSession(store, id, 56, counterIds('fork-'));
   const session = await Session.open(forkId, {
     store,
     model: new ScriptedModelClient(
@@ -92,6 +92,8 @@ export async function forkedSession(): Promise<{ source: LogRecord[]; fork: LogR
     ids: counterIds('f-'),
     cwd: process.cwd(),
     tools: [echoTool],
+    // Resumed without the source's hooks on purpose.
+    acceptSetupChange: true,
   });
   await session.submit(`try another way ${XSS_SCRIPT}`);
   const fork: LogRecord[] = [];
