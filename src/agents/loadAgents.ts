@@ -1,6 +1,7 @@
-import { open, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { errnoCode, messageOf } from '../lib/errors.ts';
+import { readCapped } from '../lib/readCapped.ts';
 import { readAgentFile } from './agentFile.ts';
 import { GENERAL_PURPOSE_AGENT } from './builtin.ts';
 import { AgentCatalog } from './catalog.ts';
@@ -66,7 +67,7 @@ async function readAgentDir(
   const seen = new Map<string, string>();
   for (const n of names) {
     const file = path.join(dir, n);
-    const text = await readCapped(file);
+    const text = await readCapped(file, MAX_AGENT_FILE_BYTES);
     if (typeof text !== 'string') {
       if (text) warnings.push(`agent definition ${file}: ${text.problem}; skipped`);
       continue;
@@ -88,25 +89,4 @@ async function readAgentDir(
     defs.push(r.definition);
   }
   return { defs, warnings };
-}
-
-/** The file's text, or why it is not read; undefined for something that is not a file (a folder). */
-async function readCapped(file: string): Promise<string | { problem: string } | undefined> {
-  let handle: Awaited<ReturnType<typeof open>> | undefined;
-  try {
-    handle = await open(file, 'r');
-    const st = await handle.stat();
-    if (!st.isFile()) return undefined;
-    if (st.size > MAX_AGENT_FILE_BYTES)
-      return { problem: `${st.size} bytes, more than the ${MAX_AGENT_FILE_BYTES} an agent file may have` };
-    const buf = Buffer.allocUnsafe(MAX_AGENT_FILE_BYTES + 1);
-    const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
-    if (bytesRead > MAX_AGENT_FILE_BYTES)
-      return { problem: `more than the ${MAX_AGENT_FILE_BYTES} bytes an agent file may have` };
-    return buf.subarray(0, bytesRead).toString('utf8');
-  } catch (e) {
-    return { problem: `cannot be read (${messageOf(e)})` };
-  } finally {
-    await handle?.close();
-  }
 }

@@ -33,6 +33,8 @@ export async function runDemo(opts: RunOptions): Promise<RunResult> {
     ...opts,
     cwd: scratch,
     permissionMode: 'acceptEdits',
+    // The demo's scratch project is the same everywhere: no settings file changes it unless asked.
+    settingSources: opts.settingSources ?? '',
     allow: [...opts.allow, 'Bash(node test.js)'],
     // The stop hook is the test: exit 2 (block) while it fails, with its output as the reason.
     stopHook: [

@@ -1,6 +1,7 @@
 import { printable } from '../lib/printable.ts';
 import { textOf } from '../model/messages.ts';
 import { mcpServerText, setupText } from '../store/mcpText.ts';
+import { memoryLoadedText } from '../store/memoryText.ts';
 import type { LogRecord } from '../store/records.ts';
 import { appendedSource, compactedLength } from '../store/refs.ts';
 import { plural } from './io.ts';
@@ -65,6 +66,8 @@ function describe(r: LogRecord): string {
         : `compaction (${r.data.mode}) failed: ${clip(r.data.error)}`;
     case 'mcp.server':
       return clip(mcpServerText(r), 200);
+    case 'memory.loaded':
+      return clip(memoryLoadedText(r), 200);
     case 'run.setup':
       return clip(setupText(r), 200);
     case 'actor.failed':

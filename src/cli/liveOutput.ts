@@ -36,6 +36,7 @@ export function liveOutput(write: (s: string) => void) {
         r.type === 'hook.decided' ||
         r.type === 'child.started' ||
         r.type === 'child.finished' ||
+        r.type === 'memory.loaded' ||
         (r.type === 'permission.decided' && r.data.resolved === 'deny')
       ) {
         endStream();

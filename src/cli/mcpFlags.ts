@@ -1,4 +1,5 @@
 import type { McpServerEntry } from '../mcp/servers.ts';
+import type { SettingsLayer } from '../settings/index.ts';
 import { err, UsageError } from './io.ts';
 
 export interface McpRunFlags {
@@ -13,7 +14,11 @@ export interface McpRunFlags {
  * variable is bad usage (exit 2) before anything is written; a project file that cannot be used
  * and a server nobody approved are warnings, and the run goes on without them.
  */
-export async function mcpServersFor(opts: McpRunFlags, cwd: string): Promise<McpServerEntry[] | undefined> {
+export async function mcpServersFor(
+  opts: McpRunFlags,
+  cwd: string,
+  layers: readonly SettingsLayer[],
+): Promise<McpServerEntry[] | undefined> {
   const { resolveMcpServers, McpConfigError, mcpLimitsFromEnv, McpLimitError } = await import(
     '../mcp/index.ts'
   );
@@ -23,27 +28,14 @@ export async function mcpServersFor(opts: McpRunFlags, cwd: string): Promise<Mcp
       cwd,
       flags: opts.mcpConfig ?? [],
       strict: opts.strictMcpConfig === true,
-      layers: await settingsLayers(opts.settings, cwd),
+      // Every settings layer of the run (src/cli/permissionFlags.ts): approvals and refusals.
+      layers,
       env: process.env,
     });
     for (const w of resolved.warnings) err(`warning: ${w}`);
     return resolved.entries.length > 0 ? resolved.entries : undefined;
   } catch (e) {
     if (e instanceof McpConfigError || e instanceof McpLimitError) throw new UsageError(e.message, e.code);
-    throw e;
-  }
-}
-
-/**
- * The settings layers approvals are read from (src/settings): the `--settings` file for now;
- * the user's, project and local files join when the CLI reads `--setting-sources`.
- */
-async function settingsLayers(file: string | undefined, cwd: string) {
-  const { loadSettings, SettingsError } = await import('../settings/index.ts');
-  try {
-    return (await loadSettings({ cwd, ...(file ? { flagSettings: file } : {}) })).layers;
-  } catch (e) {
-    if (e instanceof SettingsError) throw new UsageError(`--settings ${e.message}`, e.code);
     throw e;
   }
 }

@@ -15,7 +15,10 @@ export function withRunFlags(cmd: Command): Command {
     .option('--max-turns <n>', 'tool rounds before the run stops (max_turns_reached)')
     .option('--max-attempts <n>', 'attempts per model request, retries included (default 10)')
     .option('--max-budget-usd <usd>', 'stop when the run has cost more than this (budget_exhausted)')
-    .option('--permission-mode <mode>', 'default | acceptEdits | bypassPermissions | plan', 'default')
+    .option(
+      '--permission-mode <mode>',
+      "default | acceptEdits | bypassPermissions | plan | dontAsk (default: the settings' defaultMode, else default)",
+    )
     .option(
       '--allow <rule>',
       'allow rule, e.g. "Bash(npm test:*)" or "Edit(src/**)" (repeatable)',
@@ -24,7 +27,20 @@ export function withRunFlags(cmd: Command): Command {
     )
     .option('--deny <rule>', 'deny rule (repeatable)', collect, [])
     .option('--stop-hook <command>', 'command run when the model wants to stop (repeatable)', collect, [])
-    .option('--settings <file>', 'Claude-Code-style settings JSON with hooks (PreToolUse, Stop)')
+    .option(
+      '--settings <file-or-json>',
+      'one more settings file or JSON text (source flagSettings): permissions, hooks, MCP approvals',
+    )
+    .option(
+      '--setting-sources <list>',
+      'which settings files are read: comma-separated user, project, local (default all three; "" for none)',
+    )
+    .option(
+      '--add-dir <dir>',
+      'one more directory the file tools may reach besides --cwd (repeatable)',
+      collect,
+      [],
+    )
     .option('--fallback-model <name>', 'model to switch to after repeated overloads (529)')
     .option(
       '--on-ask <park|deny>',

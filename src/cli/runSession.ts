@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { HookSettingsError } from '../hooks/config.ts';
-import { runHooksFromFlags } from '../hooks/settings.ts';
+import { runHooksFromLayers } from '../hooks/settings.ts';
 import { hasApiKey } from '../model/credentials.ts';
 import { costOf, priceOf } from '../model/pricing.ts';
 import { parseScriptText, ScriptError } from '../model/script.ts';
@@ -12,15 +12,11 @@ import { DEFAULT_SYSTEM_PROMPT, type RunSettings } from '../runtime/config.ts';
 import { NothingToRunError, type RunResult, Session, type SessionOptions } from '../runtime/session.ts';
 import type { SessionEvent } from '../runtime/streamEvents.ts';
 import type { LogRecord } from '../store/records.ts';
+import type { SessionLease } from '../store/sessionLease.ts';
 import type { EventStore } from '../store/types.ts';
 import { builtinTools } from '../tools/builtin/index.ts';
-import {
-  createPermissionPolicy,
-  type PermissionMode,
-  PermissionModeSchema,
-  PermissionRuleError,
-} from '../tools/permissions/index.ts';
-import { fetchRedirectPolicy } from '../tools/permissions/webFetchRedirects.ts';
+import { type PermissionMode, PermissionModeSchema } from '../tools/permissions/index.ts';
+import type { CanUseTool } from '../tools/types.ts';
 import type { RunOptions } from './commands/run.ts';
 import {
   CommandFailed,
@@ -38,12 +34,15 @@ import {
 } from './io.ts';
 import { liveOutput } from './liveOutput.ts';
 import { mcpServersFor } from './mcpFlags.ts';
+import { runPermissions } from './permissionFlags.ts';
 import { parseOnAsk } from './runFlags.ts';
+import { leaseSession } from './sessionLease.ts';
 import { subAgentsFor } from './subAgents.ts';
 import { systemPromptOf } from './systemPromptFlags.ts';
 import { terminalAsk } from './terminalAsk.ts';
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+const MEMORY_SOURCES = ['user', 'project', 'local'] as const;
 
 /**
  * What `reloop run` (and the demo) needs before it may touch the store: every flag parsed,
@@ -55,6 +54,10 @@ export interface PreparedRun {
   settings: RunSettings;
   model: ModelClient;
   options: Omit<SessionOptions, 'store' | 'model'>;
+  /** The permission mode the run has (the flag, else the settings' defaultMode, else default). */
+  mode?: PermissionMode;
+  /** The run's policy (every settings layer, the flags) with more allow rules, source `cliArg`. */
+  policyWith?: (moreAllow: readonly string[]) => CanUseTool;
   /** Set once the session exists: a script's `abort` turn aborts it. */
   session?: Session;
 }
@@ -65,7 +68,7 @@ export async function prepareRun(
   extra: Partial<SessionOptions> = {},
 ): Promise<PreparedRun> {
   const { model: given, settings: base, ...rest } = extra;
-  const { mode, settings } = checkRunFlags(opts, base);
+  const { settings } = checkRunFlags(opts, base);
   if (!given && !opts.script) assertModelAvailable();
   const cwd = await workingDirectory(opts.cwd);
   const system = await systemPromptOf(opts, DEFAULT_SYSTEM_PROMPT);
@@ -79,7 +82,14 @@ export async function prepareRun(
   };
   prepared.model = given ?? (await modelFrom(opts, () => prepared.session?.abort()));
   const passEnv = opts.passEnv ?? [];
-  const hooks = await hookSettings(opts, cwd);
+  // The settings layers (user, project, local, --settings, managed) and the command line's rules:
+  // the same layers go to the permission policy, the hooks and the MCP approvals.
+  const { layers, setup, policyWith } = await runPermissions(
+    opts,
+    cwd,
+    storeLocationOf(opts).kind === 'file' ? [storeDir(opts)] : [],
+  );
+  const hooks = hookSettings(layers, opts);
   for (const w of hooks.warnings) err(`warning: ${w}`);
   // Costs come from the price table: a model it does not know costs $0 in every total, so a
   // budget in dollars could never stop the run. Said once, up front, on stderr.
@@ -94,33 +104,31 @@ export async function prepareRun(
   // Agent files too: a bad one stops the run before the store is touched.
   const subAgents = rest.subAgents ?? (await runSubAgents({ ...opts, cwd }));
   // MCP servers: a bad --mcp-config is exit 2 here; a project server nobody approved is a warning.
-  const mcpServers = await mcpServersFor(opts, cwd);
-  const canUseTool = permissionPolicy(mode, opts, cwd);
+  const mcpServers = await mcpServersFor(opts, cwd, layers);
+  prepared.mode = setup.mode;
+  prepared.policyWith = policyWith;
   prepared.options = {
     cwd,
+    // CLAUDE.md memory, as Claude Code reads it: the user's, the project's and the local one.
+    memory: { sources: MEMORY_SOURCES },
     subAgents,
     tools: builtinTools({
-      // Outside cwd the tools open only what an allow rule names, checked on what they really open.
-      allowOutsideCwd: opts.allow,
+      // Outside cwd the tools open only what an allow rule (or an added directory) names,
+      // checked on what they really open.
+      allowOutsideCwd: setup.toolReach,
       bash: { passEnv },
       // A redirect to another host is followed only where an allow rule names that host.
-      webFetch: { redirectAllowed: fetchRedirectPolicy(opts.allow, opts.deny, cwd) },
+      webFetch: { redirectAllowed: setup.redirectAllowed },
     }),
-    canUseTool,
+    canUseTool: setup.canUseTool,
     // What the policy enforces, for the log's recorded setup (a changed rule shows on resume and rerun).
-    permissions: {
-      mode,
-      rules: [
-        ...(opts.allow ?? []).map((rule) => ({ source: 'cliArg', behavior: 'allow' as const, rule })),
-        ...(opts.deny ?? []).map((rule) => ({ source: 'cliArg', behavior: 'deny' as const, rule })),
-      ],
-    },
+    permissions: { mode: setup.mode, rules: setup.facts },
     ...(mcpServers ? { mcpServers } : {}),
     // One prompt at a time: parallel sub-agents share this askUser (src/cli/terminalAsk.ts).
     askUser: !quiet && process.stdin.isTTY ? terminalAsk() : undefined,
     unattendedAsk: parseOnAsk(opts.onAsk),
     hooks: hooks.hooks,
-    hookOptions: { permissionMode: mode, passEnv },
+    hookOptions: { permissionMode: setup.mode, passEnv },
     ...(opts.acceptSetupChange ? { acceptSetupChange: true } : {}),
     ...rest,
     settings,
@@ -132,8 +140,8 @@ export async function prepareRun(
 export function checkRunFlags(
   opts: RunOptions,
   base: RunSettings = {},
-): { mode: PermissionMode; settings: RunSettings } {
-  const mode = parseMode(opts.permissionMode);
+): { mode: PermissionMode | undefined; settings: RunSettings } {
+  const mode = opts.permissionMode === undefined ? undefined : parseMode(opts.permissionMode);
   parseOnAsk(opts.onAsk);
   for (const name of opts.passEnv ?? []) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
@@ -167,69 +175,92 @@ export async function runPrepared(
     store,
     model: prepared.model,
     ...prepared.options,
-    // Under --json the log's lines are not shown; what hooks say to the user still is (stderr).
-    ...(quiet ? { onRecord: hookNotices } : { onRecord: live.onRecord, onStreamEvent: live.onStreamEvent }),
+    // Under --json the log's lines are not shown; what hooks say to the user still is (stderr),
+    // and so is memory that was not read.
+    onRecord: (r, state) => {
+      memoryNotices(r);
+      if (quiet) hookNotices(r);
+      else live.onRecord(r, state);
+    },
+    ...(quiet ? {} : { onStreamEvent: live.onStreamEvent }),
   };
-  const session = opts.resume ? await Session.open(opts.resume, common) : await Session.create(common);
-  prepared.session = session;
-  if (!quiet) out(`session ${session.id}${opts.resume ? ' (resumed)' : ''}`);
-  // SIGTERM (kill, systemd, docker stop) and SIGHUP (closed terminal) end the run like Ctrl-C: the
-  // abort is logged and the Bash process group killed, instead of the process dying mid-tool.
-  const onSignal = (signal: NodeJS.Signals) => session.abort(`interrupted (${signal})`);
-  for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
-  let result: RunResult;
+  // On PostgreSQL the session's lease, the one a worker's claim is: taken before its log is read,
+  // so a session another process drives is refused (SESSION_LOCKED) rather than taken over.
+  let lease = opts.resume ? await leaseSession(store, opts.resume, { as: 'run --resume' }) : null;
+  let session: Session;
   try {
-    const running = streamJson ? printEvents(session.stream(prompt)) : session.submit(prompt);
-    result = await running.catch((e: unknown) => {
-      // Bad usage, not a failed run: `--resume` with no prompt on a session with nothing to continue.
-      if (e instanceof NothingToRunError || e instanceof AwaitingApprovalError)
-        throw new UsageError(e.message, e.code);
-      throw e;
-    });
-  } finally {
-    for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
-    live.end();
-    // Its MCP servers end with the command (stdio processes, HTTP sessions).
-    await session.close();
+    session = opts.resume ? await Session.open(opts.resume, common) : await Session.create(common);
+    lease ??= opts.resume ? null : await leaseSession(store, session.id, { as: 'run' });
+  } catch (e) {
+    await lease?.release('restore');
+    throw e;
   }
-  // The process is done with the session: its SessionEnd hooks run (their answers are logged).
-  await session.end('other');
-  const { sessionId, runId, status, reason, turns, usage } = result;
-  if (quiet) {
-    // stream-json printed the run's `result` event last; --json prints the result object.
-    if (printResult && !streamJson) printJson({ sessionId, runId, status, reason, turns, usage });
-  } else {
-    out();
-    out(
-      `${status === 'completed' ? '✓' : '✗'} ${status} (${reason}) after ${plural(turns, 'turn')} — ${usage.inputTokens} in / ${usage.outputTokens} out, $${usage.costUsd.toFixed(4)}`,
-    );
-    if (result.error) out(`  error: ${result.error}`);
-    if (status === 'paused') {
-      for (const a of pendingApprovals(session.state)) {
-        out(`  waits:  ${a.tool} ${JSON.stringify(a.input).slice(0, 100)} (${a.toolUseId})`);
-      }
-      // Parked on sub-agents: their calls are answered in their own sessions.
-      const below = await pendingBelow(common.store, sessionId, session.state);
-      for (const w of below) {
+  const held = lease;
+  // A lease lost (this process stalled past it and another took the session): stop driving it.
+  held?.lost.addEventListener('abort', () => session.abort('lease lost: another process holds the session'));
+  try {
+    prepared.session = session;
+    if (!quiet) out(`session ${session.id}${opts.resume ? ' (resumed)' : ''}`);
+    // SIGTERM (kill, systemd, docker stop) and SIGHUP (closed terminal) end the run like Ctrl-C: the
+    // abort is logged and the Bash process group killed, instead of the process dying mid-tool.
+    const onSignal = (signal: NodeJS.Signals) => session.abort(`interrupted (${signal})`);
+    for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
+    let result: RunResult;
+    try {
+      const running = streamJson ? printEvents(session.stream(prompt)) : session.submit(prompt);
+      result = await running.catch((e: unknown) => {
+        // Bad usage, not a failed run: `--resume` with no prompt on a session with nothing to continue.
+        if (e instanceof NothingToRunError || e instanceof AwaitingApprovalError)
+          throw new UsageError(e.message, e.code);
+        throw e;
+      });
+    } finally {
+      for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
+      live.end();
+      // Its MCP servers end with the command (stdio processes, HTTP sessions).
+      await session.close();
+    }
+    // The process is done with the session: its SessionEnd hooks run (their answers are logged).
+    await session.end('other');
+    const { sessionId, runId, status, reason, turns, usage } = result;
+    if (quiet) {
+      // stream-json printed the run's `result` event last; --json prints the result object.
+      if (printResult && !streamJson) printJson({ sessionId, runId, status, reason, turns, usage });
+    } else {
+      out();
+      out(
+        `${status === 'completed' ? '✓' : '✗'} ${status} (${reason}) after ${plural(turns, 'turn')} — ${usage.inputTokens} in / ${usage.outputTokens} out, $${usage.costUsd.toFixed(4)}`,
+      );
+      if (result.error) out(`  error: ${result.error}`);
+      if (status === 'paused') {
+        for (const a of pendingApprovals(session.state)) {
+          out(`  waits:  ${a.tool} ${JSON.stringify(a.input).slice(0, 100)} (${a.toolUseId})`);
+        }
+        // Parked on sub-agents: their calls are answered in their own sessions.
+        const below = await pendingBelow(common.store, sessionId, session.state);
+        for (const w of below) {
+          out(
+            `  waits:  ${w.entry.tool} ${JSON.stringify(w.entry.input).slice(0, 100)} (${w.entry.toolUseId} of sub-agent ${w.session})`,
+          );
+        }
         out(
-          `  waits:  ${w.entry.tool} ${JSON.stringify(w.entry.input).slice(0, 100)} (${w.entry.toolUseId} of sub-agent ${w.session})`,
+          `  answer: ${selfCommand()} approve|deny ${below.length > 0 ? '<session>' : sessionId} <toolUseId>, then run --resume ${sessionId}`,
         );
       }
+      const where = storeLocationOf(opts);
+      const store = opts.store ? ` --store ${storeLabel(opts)}` : '';
       out(
-        `  answer: ${selfCommand()} approve|deny ${below.length > 0 ? '<session>' : sessionId} <toolUseId>, then run --resume ${sessionId}`,
+        `  log:    ${where.kind === 'file' ? path.join(where.dir, 'sessions', `${sessionId}.jsonl`) : `${selfCommand()} log ${sessionId}${store}`}`,
       );
+      // A run that started sub-agents is verified with them: --tree checks each child's log too.
+      const tree = session.subAgentsRun > 0 ? ' --tree' : '';
+      out(`  replay: ${selfCommand()} replay ${sessionId} --verify${tree}${store}`);
+      out(`  view:   ${selfCommand()} viz ${sessionId} --format html --out session.html${store}`);
     }
-    const where = storeLocationOf(opts);
-    const store = opts.store ? ` --store ${storeLabel(opts)}` : '';
-    out(
-      `  log:    ${where.kind === 'file' ? path.join(where.dir, 'sessions', `${sessionId}.jsonl`) : `${selfCommand()} log ${sessionId}${store}`}`,
-    );
-    // A run that started sub-agents is verified with them: --tree checks each child's log too.
-    const tree = session.subAgentsRun > 0 ? ' --tree' : '';
-    out(`  replay: ${selfCommand()} replay ${sessionId} --verify${tree}${store}`);
-    out(`  view:   ${selfCommand()} viz ${sessionId} --format html --out session.html${store}`);
+    return result;
+  } finally {
+    await letGo(held, session);
   }
-  return result;
 }
 
 /** `--json` / `--output-format json|stream-json`: stdout is for a program, not a person. */
@@ -244,6 +275,27 @@ async function printEvents(events: AsyncGenerator<SessionEvent, RunResult, undef
     if (next.done) return next.value;
     printJson(next.value);
   }
+}
+
+/** A CLAUDE.md (or an import) that was not read, on stderr: the model did not see it. */
+function memoryNotices(r: LogRecord): void {
+  if (r.type !== 'memory.loaded') return;
+  for (const w of r.data.warnings ?? []) err(`warning: ${w}`);
+}
+
+/**
+ * The lease goes back with what the run left: parked (a paused run) or done. A run still open
+ * in the log (this process failed mid-run) keeps it until it lapses: the session then counts as
+ * interrupted and the next holder closes the run.
+ */
+async function letGo(lease: SessionLease | null, session: Session): Promise<void> {
+  if (!lease) return;
+  if (session.state.currentRun) return lease.abandon();
+  const last = session.state.runs.last();
+  await lease.release(
+    last?.status === 'paused' ? 'parked' : 'done',
+    last ? { runId: last.id, status: last.status, reason: last.reason } : undefined,
+  );
 }
 
 /** What a hook had shown to the user (an error, its systemMessage, exit 2's stderr), on stderr. */
@@ -278,29 +330,12 @@ export async function workingDirectory(flag: string | undefined): Promise<string
   return cwd;
 }
 
-/** The policy of the flags; a malformed `--allow` / `--deny` rule is bad usage. */
-export function permissionPolicy(mode: PermissionMode, opts: RunOptions, cwd: string) {
+/** The run's hooks: every settings layer's and `--stop-hook`'s; hooks that are not valid are bad usage. */
+function hookSettings(layers: Parameters<typeof runHooksFromLayers>[0], opts: RunOptions) {
   try {
-    // The store is protected like .git: a model in acceptEdits must not rewrite its own log.
-    return createPermissionPolicy({
-      mode,
-      allow: opts.allow,
-      deny: opts.deny,
-      cwd,
-      protect: storeLocationOf(opts).kind === 'file' ? [storeDir(opts)] : [],
-    });
+    return runHooksFromLayers(layers, opts.stopHook);
   } catch (e) {
-    if (e instanceof PermissionRuleError) throw new UsageError(e.message, e.code);
-    throw e;
-  }
-}
-
-/** The run's hooks: `--settings`' and `--stop-hook`'s; a settings file that is not valid is bad usage. */
-async function hookSettings(opts: RunOptions, cwd: string) {
-  try {
-    return await runHooksFromFlags({ settings: opts.settings, stopHook: opts.stopHook, cwd });
-  } catch (e) {
-    if (e instanceof HookSettingsError) throw new UsageError(`--settings ${e.message}`, e.code);
+    if (e instanceof HookSettingsError) throw new UsageError(e.message, e.code);
     throw e;
   }
 }

@@ -2,6 +2,12 @@ export { importedFromOf } from './conformance.ts';
 export * from './errors.ts';
 export * from './fork.ts';
 export * from './loadSession.ts';
+export {
+  parseResponseFile,
+  parseToolResultFile,
+  ReplacementFileError,
+  type ToolResultReplacement,
+} from './replacement.ts';
 export { type RecordedRequest, recordedRequests, requestOf } from './requests.ts';
 export { sessionTree, type TreeMember } from './sessionTree.ts';
 export { type Divergence, type VerifyOptions, type VerifyReport, verifyReplay } from './verify.ts';

@@ -17,6 +17,7 @@ import type {
 import type { EffectHandlers } from '../machines/effects.ts';
 import { userText } from '../machines/loopMessages.ts';
 import { decideStop, type StopAnswer } from '../machines/stopDecision.ts';
+import { withMemory } from '../memory/context.ts';
 import { compactedMessages } from '../model/compaction.ts';
 import { addUsage, estimateTokens, textOf, toolUsesOf, type Usage } from '../model/messages.ts';
 import {
@@ -68,6 +69,8 @@ export interface LiveDeps {
   /** Cap on one tool call's input in JSON bytes (default 1 MiB): larger calls get an is_error result. */
   maxToolInputBytes?: number;
   onStreamEvent?: (e: ModelStreamEvent) => void;
+  /** The run's CLAUDE.md memory as the model gets it (from its `memory.loaded` record), or none. */
+  memory?: string | null;
 }
 
 const aborted = (message = 'aborted'): ActorFailure => ({ kind: 'aborted', message });
@@ -142,7 +145,7 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
       const request: ModelRequest = {
         model: input.model,
         system: input.system,
-        messages: input.messages,
+        messages: withMemory(input.messages, d.memory ?? null),
         tools: d.registry.specs(),
         maxTokens: input.maxTokens,
       };
@@ -153,7 +156,7 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
       if (d.signal.aborted) throw aborted('aborted during the prompt hooks');
       // Context goes into the history (the chart appends it) and so into this request.
       const messages =
-        hooks.context !== undefined ? [...input.messages, userText(hooks.context)] : input.messages;
+        hooks.context !== undefined ? [...request.messages, userText(hooks.context)] : request.messages;
       return { ...request, messages, hooks };
     }),
 

@@ -7,6 +7,7 @@ import type { EffectHandlers } from '../machines/effects.ts';
 import { type QueryLoopMachine, queryLoopMachine, withEffects } from '../machines/queryLoop.machine.ts';
 import { INTERRUPTED_RUN_REASON, TERMINAL_STATUS, type TerminalReason } from '../machines/reasons.ts';
 import type { McpLimits, McpServerDescription } from '../mcp/servers.ts';
+import { loadMemory, type MemorySource, memoryContext } from '../memory/index.ts';
 import { hasToolUse, type Message, type ToolResultBlock, textOf, type Usage } from '../model/messages.ts';
 import type { ModelClient, ModelStreamEvent } from '../model/types.ts';
 import { fold } from '../store/evolve.ts';
@@ -102,6 +103,13 @@ export interface SessionOptions {
    * default with `append` after it. Wins over `settings.system`; recorded in `run.started.config`.
    */
   systemPrompt?: SystemPromptOption;
+  /**
+   * CLAUDE.md memory, read at the start of each run from the sources named (`user`: the user's
+   * `~/.claude/CLAUDE.md`; `project`: CLAUDE.md and .claude/CLAUDE.md of the working directory and
+   * its parents up to the repository root; `local`: CLAUDE.local.md), recorded in `memory.loaded`
+   * and given to the model in front of the first user turn, as Claude Code does. Default: none.
+   */
+  memory?: { sources: readonly MemorySource[]; userDir?: string; home?: string };
   clock?: Clock;
   random?: Random;
   ids?: IdGenerator;
@@ -485,6 +493,7 @@ export class Session {
     if (signal.aborted && this.abortLoggedFor !== runId) {
       this.rec(runId, 'abort.requested', { reason: 'aborted before the run started' });
     }
+    const memory = await this.loadMemory(runId);
     // MCP servers start inside the first run (their records are its), before anything may call them.
     await this.mcp.start(runId);
     // What the model is offered in this run, its tools included (MCP's just registered). A tool
@@ -525,6 +534,7 @@ export class Session {
       maxToolInputBytes: this.opts.maxToolInputBytes,
       compactTailTokens: this.opts.compactTailTokens,
       onStreamEvent: this.streamTaps.size === 0 ? this.opts.onStreamEvent : (e) => this.tapStream(e),
+      memory,
     });
     const machine = withEffects(
       this.opts.machine ?? queryLoopMachine,
@@ -725,6 +735,23 @@ export class Session {
   private tapStream(e: ModelStreamEvent): void {
     this.opts.onStreamEvent?.(e);
     for (const tap of this.streamTaps) tap(e);
+  }
+
+  /**
+   * The run's memory, read once at its start and recorded; what the model gets is made from the
+   * record as logged (redacted), so the log holds exactly what was sent.
+   */
+  private async loadMemory(runId: string): Promise<string | null> {
+    const m = this.opts.memory;
+    if (!m || m.sources.length === 0) return null;
+    const loaded = await loadMemory({ cwd: this.opts.cwd ?? process.cwd(), ...m });
+    // No memory file and nothing to say: no record (a log without one had no memory).
+    if (loaded.files.length === 0 && loaded.warnings.length === 0) return null;
+    const r = this.rec(runId, 'memory.loaded', {
+      files: loaded.files,
+      ...(loaded.warnings.length > 0 ? { warnings: loaded.warnings } : {}),
+    });
+    return r.type === 'memory.loaded' ? memoryContext(r.data.files) : null;
   }
 
   private rec<T extends RecordType>(run: string | null, type: T, data: RecordData<T>): LogRecord {

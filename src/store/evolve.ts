@@ -148,6 +148,7 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
     case 'hook.decided':
     case 'abort.requested':
     case 'actor.failed':
+    case 'memory.loaded':
     case 'import.unmapped':
       return s;
     case 'tool.started':

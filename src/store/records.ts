@@ -21,6 +21,8 @@ import { ModelFailureSchema, ModelResponseSchema } from '../model/types.ts';
  *       PreToolUse hook blocked the call; older logs say `denied`); message origin `hook_context`.
  *   2 — MCP servers: `mcp.server` records (connected with its tool list, or `toolsFrom` the
  *       earlier record of that server with the same list; failed; skipped; closed).
+ *   2 — CLAUDE.md memory: `memory.loaded` (once per run that reads memory: each file's path,
+ *       source and content, and what was not read); replay takes the memory from it, never the disk.
  *   2 — recorded setup: `run.setup` (after a run's MCP servers started, before its first
  *       transition): the tools offered (name, description, input schema; or `toolsFrom` the seq
  *       of the earlier `run.setup` with the same list), the hooks, the permission mode and rules,
@@ -427,6 +429,21 @@ export const RecordDataSchemas = {
   ]),
   /** An effect of the runtime failed unexpectedly (not a model error, not an abort): the fact replay needs for runtime_error. */
   'actor.failed': z.object({ actor: z.string(), message: z.string() }),
+  /**
+   * The CLAUDE.md memory a run gave the model (in front of its first user turn), as read at the
+   * run's start: each file in load order, an import after the file that imports it.
+   */
+  'memory.loaded': z.object({
+    files: z.array(
+      z.object({
+        path: z.string(),
+        source: z.enum(['user', 'project', 'local']),
+        content: z.string(),
+        importedBy: z.string().optional(),
+      }),
+    ),
+    warnings: z.array(z.string()).optional(),
+  }),
   transition: z.object({ from: z.string(), to: z.string(), trigger: z.string(), reason: z.string() }),
   /** A transcript line the importer could not map (or could not parse): kept, never dropped silently. */
   'import.unmapped': z.object({
@@ -489,6 +506,7 @@ export const LogRecordSchema = z.discriminatedUnion('type', [
   recordSchema('approval.decided'),
   recordSchema('mcp.server'),
   recordSchema('actor.failed'),
+  recordSchema('memory.loaded'),
   recordSchema('transition'),
   recordSchema('import.unmapped'),
   recordSchema('run.ended'),

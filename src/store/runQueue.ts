@@ -26,7 +26,9 @@ export class JobBusyError extends Error {
     super(
       state === 'parked'
         ? `session ${session} is parked on tool calls awaiting approval: answer them first (reloop approvals)`
-        : `session ${session} already has a ${state} run: wait for it to finish`,
+        : state === 'held'
+          ? `session ${session} is being run by another process: wait for it to finish`
+          : `session ${session} already has a ${state} run: wait for it to finish`,
     );
     this.name = 'JobBusyError';
   }
@@ -67,8 +69,28 @@ export interface RunQueue {
     outcome: unknown,
     afterSeq?: number,
   ): Promise<boolean>;
-  /** Queues the session's parked run again (its approvals are answered); false when it has none. */
+  /**
+   * Queues the session's parked run again (its approvals are answered); false when it has none.
+   * A worker's run whose holder still renews its lease is queued when that holder lets it go.
+   */
   resume(session: string, afterSeq: number): Promise<boolean>;
+  /**
+   * Takes the session's lease for a process outside the queue (`run`, `run --resume`, `approve`):
+   * the same lease a worker's claim is, renewed with `renew`. SessionLockedError while a live
+   * holder renews it; JobBusyError while a run is queued for a worker. `created`: the session had
+   * no queue row (the lease's row is deleted when it is let go).
+   */
+  hold(session: string, holder: string, leaseMs: number): Promise<{ created: boolean }>;
+  /**
+   * Lets a lease taken by `hold` go: the row becomes `next` (`restore`: what it was before the
+   * hold) — a row the hold created is removed. False when the lease was no longer this holder's.
+   */
+  unhold(
+    session: string,
+    holder: string,
+    next: 'done' | 'parked' | 'restore',
+    outcome?: unknown,
+  ): Promise<boolean>;
   get(session: string): Promise<Job | undefined>;
   /**
    * Hands back a claimed run that could not start: `done`, its outcome `start_failed` with the

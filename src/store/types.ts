@@ -42,8 +42,9 @@ export interface SessionInfo {
 
 /** A session's entry in a store's run queue. */
 export interface SessionJob {
-  state: 'queued' | 'claimed' | 'parked' | 'done';
-  /** The worker holding the lease, while `claimed`. */
+  /** `held`: a process outside the queue (`run`, `run --resume`, `approve`) holds the session's lease. */
+  state: 'queued' | 'claimed' | 'held' | 'parked' | 'done';
+  /** The worker (or process) holding the lease, while `claimed` or `held`. */
   worker: string | null;
   /** When that lease runs out (ms since the epoch). */
   leaseExpires: number | null;

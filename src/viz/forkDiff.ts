@@ -30,8 +30,17 @@ export interface ForkDiff {
   seq: number;
   /** Where the fork left its source: the loop's state and the history's length at `seq`. */
   at: { state: string | null; messages: number };
-  /** First seq where the two logs say different things (null: the fork adds nothing yet). */
-  firstDifference: { seq: number; source: string | null; fork: string | null } | null;
+  /**
+   * First seq where the two logs say different things (null: the fork adds nothing yet), each
+   * side's record in words, and for a record that carries content (a response, a tool result, a
+   * message: what a counterfactual fork replaces) an excerpt of each side's content.
+   */
+  firstDifference: {
+    seq: number;
+    source: string | null;
+    fork: string | null;
+    content?: { source: string | null; fork: string | null };
+  } | null;
   sides: { source: ForkSide; fork: ForkSide };
   /** The histories as they end: how many messages they share, then each side's own. */
   messages: { common: number; source: ForkMessage[]; fork: ForkMessage[]; more: boolean };
@@ -46,6 +55,23 @@ const TEXT = 400;
 function excerpt(m: Message): string {
   const text = textOf(m.content) || JSON.stringify(m.content);
   return text.length > TEXT ? `${text.slice(0, TEXT - 1)}…` : text;
+}
+
+/** The content a record carries, for showing what a fork changed; null when it carries none. */
+function contentOf(r: LogRecord | undefined): string | null {
+  if (!r) return null;
+  switch (r.type) {
+    case 'model.responded':
+      return excerpt({ role: 'assistant', content: r.data.response.content });
+    case 'tool.finished':
+      return excerpt({ role: 'user', content: r.data.result.content as Message['content'] });
+    case 'user.message':
+      return excerpt(r.data.message);
+    case 'message.appended':
+      return r.data.message ? excerpt(r.data.message) : null;
+    default:
+      return null;
+  }
 }
 
 function side(
@@ -125,7 +151,13 @@ export function forkDiff(fork: readonly LogRecord[], source: readonly LogRecord[
     if (r.seq <= seq) continue;
     const other = bySeq.get(r.seq);
     if (!other || !sameFact(other, r)) {
-      firstDifference = { seq: r.seq, source: other ? recordNote(other) : null, fork: recordNote(r) };
+      const content = { source: contentOf(other), fork: contentOf(r) };
+      firstDifference = {
+        seq: r.seq,
+        source: other ? recordNote(other) : null,
+        fork: recordNote(r),
+        ...(content.source !== null || content.fork !== null ? { content } : {}),
+      };
       break;
     }
   }

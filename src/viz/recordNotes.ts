@@ -1,5 +1,6 @@
 import { type Message, textOf } from '../model/messages.ts';
 import { mcpServerText, setupText } from '../store/mcpText.ts';
+import { memoryLoadedText } from '../store/memoryText.ts';
 import type { LogRecord } from '../store/records.ts';
 import { appendedSource, compactedLength } from '../store/refs.ts';
 
@@ -93,6 +94,8 @@ export function recordNote(r: LogRecord, appended?: readonly Message[]): string 
       return clip(`${r.data.decision} by ${r.data.by}${r.data.message ? ` (${r.data.message})` : ''}`);
     case 'mcp.server':
       return clip(mcpServerText(r), 200);
+    case 'memory.loaded':
+      return clip(memoryLoadedText(r), 200);
     case 'run.setup':
       return clip(setupText(r), 200);
     case 'actor.failed':

@@ -244,7 +244,10 @@ function drawFork(pane) {
   out.push(head);
   if (f.firstDifference) {
     out.push(el('h3', null, 'first difference: seq ' + f.firstDifference.seq));
-    out.push(dl([['source', f.firstDifference.source ?? '(its log ends before)'], ['fork', f.firstDifference.fork ?? '(its log ends before)']]));
+    const rows = [['source', f.firstDifference.source ?? '(its log ends before)'], ['fork', f.firstDifference.fork ?? '(its log ends before)']];
+    const c = f.firstDifference.content;
+    if (c) rows.push(['source content', c.source ?? '-'], ['fork content', c.fork ?? '-']);
+    out.push(dl(rows));
   } else out.push(el('div', 'hint', 'the fork has added nothing yet'));
   const table = (cols, rows) => {
     const t = el('table', 'diff');

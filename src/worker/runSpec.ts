@@ -1,19 +1,19 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { loadAgents } from '../agents/index.ts';
-import { runHooksFromFlags } from '../hooks/settings.ts';
+import { runHooksFromLayers } from '../hooks/settings.ts';
 import { resolveMcpServers } from '../mcp/resolve.ts';
 import { AnthropicModelClient } from '../model/anthropic.ts';
 import { costOf } from '../model/pricing.ts';
 import { parseScript } from '../model/script.ts';
 import { ScriptedModelClient } from '../model/scripted.ts';
 import type { RunSettings } from '../runtime/config.ts';
+import { permissionSetup, runSettingsLayers } from '../runtime/permissionSetup.ts';
 import type { SessionOptions } from '../runtime/session.ts';
-import { loadSettings, userClaudeDir } from '../settings/index.ts';
+import { FILE_SOURCES, userClaudeDir } from '../settings/index.ts';
 import type { EventStore } from '../store/types.ts';
 import { builtinTools } from '../tools/builtin/index.ts';
-import { createPermissionPolicy, PermissionModeSchema } from '../tools/permissions/index.ts';
-import { fetchRedirectPolicy } from '../tools/permissions/webFetchRedirects.ts';
+import { PermissionModeSchema } from '../tools/permissions/index.ts';
 
 /**
  * What a queued run is run with: the `reloop run` flags of the submitter, resolved (absolute
@@ -29,11 +29,16 @@ export const RunSpecSchema = z.strictObject({
   maxAttempts: z.number().int().positive().optional(),
   maxBudgetUsd: z.number().positive().optional(),
   fallbackModel: z.string().optional(),
-  permissionMode: PermissionModeSchema,
+  /** `--permission-mode`; absent: the settings' `defaultMode`, else default. */
+  permissionMode: PermissionModeSchema.optional(),
   allow: z.array(z.string()),
   deny: z.array(z.string()),
   stopHook: z.array(z.string()),
   settings: z.string().optional(),
+  /** `--setting-sources` (read on the worker, from its home and the cwd); absent: none, as older specs. */
+  settingSources: z.array(z.enum(FILE_SOURCES)).optional(),
+  /** `--add-dir`, absolute. */
+  addDir: z.array(z.string()).optional(),
   /** Secret variables Bash and hooks may see (on the worker: its own environment's values). */
   passEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).default([]),
   /** What an `ask` becomes (nobody is attached to a worker): park for an approval, or deny. */
@@ -92,19 +97,36 @@ export async function sessionOptionsFor(
       })
     : new AnthropicModelClient();
   const passEnv = spec.passEnv;
-  const hooks = await runHooksFromFlags({ settings: spec.settings, stopHook: spec.stopHook, cwd });
+  // The settings layers as `reloop run` reads them (src/runtime/permissionSetup.ts): the same
+  // layers go to the permission policy, the hooks and the MCP approvals.
+  const { layers, warnings } = await runSettingsLayers({
+    cwd,
+    sources: spec.settingSources ?? [],
+    ...(spec.settings ? { flagSettings: spec.settings } : {}),
+  });
+  for (const w of warnings) deps.warn?.(w);
+  const perms = permissionSetup({
+    cwd,
+    layers,
+    ...(spec.permissionMode ? { mode: spec.permissionMode } : {}),
+    allow: spec.allow,
+    deny: spec.deny,
+    addDirs: spec.addDir ?? [],
+  });
+  for (const w of perms.warnings) deps.warn?.(w);
+  const hooks = runHooksFromLayers(layers, spec.stopHook);
   for (const w of hooks.warnings) deps.warn?.(w);
   const tools = builtinTools({
-    allowOutsideCwd: spec.allow.some((r) => /\((\/|~\/|\.\.)/.test(r)),
+    allowOutsideCwd: perms.toolReach,
     bash: { passEnv },
-    webFetch: { redirectAllowed: fetchRedirectPolicy(spec.allow, spec.deny, cwd) },
+    webFetch: { redirectAllowed: perms.redirectAllowed },
   });
-  // MCP servers as `reloop run` resolves them: the project's (approved in --settings) and the flags'.
+  // MCP servers as `reloop run` resolves them: the project's (approved in the settings) and the flags'.
   const mcp = await resolveMcpServers({
     cwd,
     flags: spec.mcpConfig,
     strict: spec.strictMcpConfig,
-    layers: (await loadSettings({ cwd, ...(spec.settings ? { flagSettings: spec.settings } : {}) })).layers,
+    layers,
     env: process.env,
   });
   for (const w of mcp.warnings) deps.warn?.(w);
@@ -116,21 +138,19 @@ export async function sessionOptionsFor(
     store: deps.store,
     model,
     cwd,
+    // CLAUDE.md memory as `reloop run` reads it (recorded in each run's memory.loaded).
+    memory: { sources: ['user', 'project', 'local'] },
     subAgents: {
       agents,
       ...(spec.subagentMaxTurns !== undefined ? { maxTurns: spec.subagentMaxTurns } : {}),
     },
     tools,
-    canUseTool: createPermissionPolicy({
-      mode: spec.permissionMode,
-      allow: spec.allow,
-      deny: spec.deny,
-      cwd,
-    }),
+    canUseTool: perms.canUseTool,
+    permissions: { mode: perms.mode, rules: perms.facts },
     unattendedAsk: spec.onAsk,
     ...(mcp.entries.length > 0 ? { mcpServers: mcp.entries } : {}),
     hooks: hooks.hooks,
-    hookOptions: { permissionMode: spec.permissionMode, passEnv },
+    hookOptions: { permissionMode: perms.mode, passEnv },
     settings,
   };
 }

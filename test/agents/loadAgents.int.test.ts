@@ -73,7 +73,7 @@ describe('loadAgents', () => {
       ),
     );
     expect(catalog.warnings.slice(1)).toEqual([
-      `agent definition ${path.join(dir, 'huge.md')}: ${MAX_AGENT_FILE_BYTES + 1} bytes, more than the ${MAX_AGENT_FILE_BYTES} an agent file may have; skipped`,
+      `agent definition ${path.join(dir, 'huge.md')}: ${MAX_AGENT_FILE_BYTES + 1} bytes, more than the ${MAX_AGENT_FILE_BYTES} it may have; skipped`,
       `agent definition ${path.join(dir, 'nameless.md')}, field "name": is required; skipped`,
       `agent definition ${path.join(dir, 'twin.md')}, field "name": "good" is also defined by ${path.join(dir, 'good.md')}; skipped`,
     ]);

@@ -393,7 +393,7 @@ describe('submit checks its run flags as run does, before anything is queued', (
       const before = await readdir(path.join(cwd, 'st'), { recursive: true });
       const cases: [string[], string][] = [
         [['--allow', 'Bash('], 'INVALID_PERMISSION_RULE'],
-        [['--settings', 'nope.json'], 'INVALID_HOOK_SETTINGS'],
+        [['--settings', 'nope.json'], 'SETTINGS_INVALID'],
         [['--script', 'nope.json'], 'SCRIPT_UNREADABLE'],
         [['--pass-env', 'A-B'], 'USAGE'],
         [['--cwd', 'nope'], 'CWD_INVALID'],

@@ -81,21 +81,11 @@ async function project(answers: Record<string, unknown>, extra: Record<string, u
 }
 
 async function run(cwd: string, prompt: string, flags: string[] = []): Promise<CliResult> {
-  return runCli(
-    [
-      'run',
-      '--model',
-      'claude-sonnet-4-6',
-      '--settings',
-      '.claude/settings.json',
-      '--store',
-      'st',
-      '--json',
-      ...flags,
-      prompt,
-    ],
-    { cwd, env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-test' }, timeoutMs: SLOW },
-  );
+  return runCli(['run', '--model', 'claude-sonnet-4-6', '--store', 'st', '--json', ...flags, prompt], {
+    cwd,
+    env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-test' },
+    timeoutMs: SLOW,
+  });
 }
 
 async function hookLog(cwd: string): Promise<Record<string, unknown>[]> {
@@ -311,7 +301,7 @@ describe('a Claude Code project’s hooks, every event, under reloop run', () =>
       ]);
       for (const d of own)
         expect(d).toMatchObject({
-          source: 'flagSettings',
+          source: 'projectSettings',
           command: expect.stringContaining('hook.js'),
           exitCode: 0,
         });

@@ -260,7 +260,7 @@ describe('an allow rule for one outside file opens that file only', () => {
       {
         cwd: dir,
         work,
-        args: ['--permission-mode', 'plan', '--allow', `Read(${path.join(base, 'allowed.txt')})`],
+        args: ['--permission-mode', 'plan', '--allow', `Read(/${path.join(base, 'allowed.txt')})`],
       },
     );
     expect(run.result('t0_0').content).not.toContain('KEY-MATERIAL');

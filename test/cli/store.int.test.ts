@@ -40,9 +40,9 @@ describePg('reloop store init on PostgreSQL', () => {
     'creates the schema once, then finds it up to date; an unreachable server is one clear line',
     async () => {
       const first = await runCli(['store', 'init', '--store', db!.url, '--json'], { cwd: root });
-      expect(onlyJson(first)).toMatchObject({ kind: 'postgres', from: 0, to: 1 });
+      expect(onlyJson(first)).toMatchObject({ kind: 'postgres', from: 0, to: 2 });
       const again = await runCli(['store', 'init', '--store', db!.url], { cwd: root });
-      expect(again.stdout).toMatch(/schema version 1, up to date/);
+      expect(again.stdout).toMatch(/schema version 2, up to date/);
       const down = await runCli(['sessions', '--store', 'postgres://me:pw@127.0.0.1:1/none'], { cwd: root });
       expect(down.code).toBe(1);
       expect(down.stderr.trim().split('\n')).toHaveLength(1);

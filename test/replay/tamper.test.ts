@@ -55,6 +55,8 @@ const FACTS_NOTHING_DERIVES_FROM = [
   // readOnlyHint is derived from (tool.started readOnly), and a toolsFrom must resolve
   /^mcp\.server data\.(server|transport|source|serverInfo\.(name|version))$/,
   /^mcp\.server data\.tools\.\[\]\.(name|description|inputSchema\..+|annotations\.title)$/,
+  // the CLAUDE.md memory a run read: what the model was given, nothing re-derives it
+  /^memory\.loaded data\.(files\.\[\]\.(path|content|importedBy)|warnings\.\[\])$/,
   // what the run offered the model (its recorded setup): rerun and resume compare it with the
   // code of the day; replay never runs a tool, a rule or a hook, so nothing re-derives it
   /^run\.setup data\.(tools\.\[\]\.(name|description|inputSchema\..+)|hooks\.\[\]\..+|permissions\..+|mcpServers\.\[\]\..+|memory\.\[\]\..+)$/,
@@ -160,6 +162,7 @@ describe('every single-record edit of a log is caught at or after that record', 
     'resume after a crash mid-batch, then max turns',
     'hooks: context, blocks, stops, SessionEnd',
     'MCP tools, a second process referring to the tool list',
+    'CLAUDE.md memory with an import and a warning, two runs',
   ];
 
   it.each(names)('%s: the log verifies untouched, and every record is sealed', async (name) => {

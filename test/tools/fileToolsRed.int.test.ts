@@ -34,7 +34,7 @@ function toolsWith(allow: readonly string[]): Map<string, AnyTool> {
 
 describe('allowOutsideCwd given the allow rules', () => {
   it('Read opens the file a rule names, and nothing else outside, whatever the name points at when opened', async () => {
-    const tools = toolsWith([`Read(${path.join(outside, 'allowed.txt')})`, 'Bash(ls:*)']);
+    const tools = toolsWith([`Read(/${path.join(outside, 'allowed.txt')})`, 'Bash(ls:*)']);
     const read = tools.get('Read') as AnyTool;
     const { ctx } = contextFor(cwd);
     const ok = await read.call({ file_path: path.join(outside, 'allowed.txt') }, ctx);
@@ -50,7 +50,8 @@ describe('allowOutsideCwd given the allow rules', () => {
   });
 
   it('Grep and Glob list a symlinked directory outside only where their own rules reach', async () => {
-    const tools = toolsWith([`Read(${outside}/**)`]);
+    // An Edit rule speaks for the writing tools only (a Read rule would speak for Grep and Glob).
+    const tools = toolsWith([`Edit(/${outside}/**)`]);
     const { ctx } = contextFor(cwd);
     const grep = await (tools.get('Grep') as AnyTool).call(
       { pattern: 'KEY', glob: 'link/*', output_mode: 'content' },
@@ -60,12 +61,19 @@ describe('allowOutsideCwd given the allow rules', () => {
     const glob = await (tools.get('Glob') as AnyTool).call({ pattern: 'link/*' }, ctx);
     expect(glob.content).not.toContain('id_rsa');
     // A Grep rule for that directory opens it to Grep.
-    const grepAllowed = toolsWith([`Grep(${outside}/**)`]);
+    const grepAllowed = toolsWith([`Grep(/${outside}/**)`]);
     const found = await (grepAllowed.get('Grep') as AnyTool).call(
       { pattern: 'KEY', glob: 'link/*', output_mode: 'content' },
       ctx,
     );
     expect(found.content).toContain('KEY-MATERIAL');
+    // So does a Read rule: Claude Code applies Read rules to every tool that reads files.
+    const readAllowed = toolsWith([`Read(/${outside}/**)`]);
+    const viaRead = await (readAllowed.get('Grep') as AnyTool).call(
+      { pattern: 'KEY', glob: 'link/*', output_mode: 'content' },
+      ctx,
+    );
+    expect(viaRead.content).toContain('KEY-MATERIAL');
   });
 
   it('true still means "anywhere" (the policy checked every path), for SDK callers that want it', async () => {

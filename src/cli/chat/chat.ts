@@ -141,7 +141,8 @@ class Chat implements SlashContext {
       canUseTool: (req) => this.policy!(req),
     });
     const store = await openStore(this.opts, { create: true });
-    const mode = checkRunFlags(runOpts).mode;
+    // The mode the settings and flags resolved to (permissionSetup); the policy is theirs too.
+    const mode = prepared.mode ?? checkRunFlags(runOpts).mode ?? 'default';
     const env = { prepared, store, mode };
     this.env = env;
     await this.rebuildPolicy();
@@ -153,15 +154,12 @@ class Chat implements SlashContext {
     return { ...rest, ...(this.modelName ? { model: this.modelName } : {}) };
   }
 
-  /** The flags' policy plus the rules answered "don't ask again" (deny rules still win: one policy). */
+  /**
+   * The run's policy (every settings layer and the flags: src/cli/permissionFlags.ts) plus the
+   * rules answered "don't ask again" (deny rules still win: one policy).
+   */
   async rebuildPolicy(): Promise<void> {
-    const { permissionPolicy, checkRunFlags } = await import('../runSession.ts');
-    const runOpts = this.runOptions();
-    this.policy = permissionPolicy(
-      checkRunFlags(runOpts).mode,
-      { ...runOpts, allow: [...runOpts.allow, ...this.sessionRules] },
-      this.cwd,
-    );
+    this.policy = this.env!.prepared.policyWith!(this.sessionRules);
   }
 
   sessionOptions(): SessionOptions {

@@ -84,11 +84,15 @@ export function registerApprovals(program: Command): void {
         const { decideApproval, rootOf, treeApprovals } = await import('../../runtime/approvals.ts');
         const { runQueueOf } = await import('../../store/runQueue.ts');
         const by = opts.by ?? process.env.USER ?? 'cli';
+        // The answer is written under the session's lease (PostgreSQL): never into a run another
+        // process is driving. A worker that has just parked the run gets a moment to let it go.
+        const { leaseSession } = await import('../sessionLease.ts');
+        const lease = await leaseSession(store, session, { as: verb, waitMs: 5_000 });
         const { state, pending } = await decideApproval(store, session, toolUseId, {
           allow: verb === 'approve',
           by,
           ...(opts.message ? { message: opts.message } : {}),
-        });
+        }).finally(() => lease?.release('restore'));
         // Every call of the tree answered: its root (the session a worker runs, which resumes
         // its sub-agents) goes back to the workers.
         const { root, parent } = await rootOf(store, session);

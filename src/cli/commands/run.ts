@@ -15,6 +15,8 @@ export interface RunOptions extends GlobalOptions, SystemPromptFlags {
   deny: string[];
   stopHook: string[];
   settings?: string;
+  settingSources?: string;
+  addDir?: string[];
   fallbackModel?: string;
   resume?: string;
   demo?: boolean;

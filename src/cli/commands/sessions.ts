@@ -30,7 +30,7 @@ export function registerSessions(program: Command): void {
         const agent = row.parent ? `[${row.parent.agent}] ` : '';
         const indent = depth > 0 ? `${'  '.repeat(depth - 1)}└ ` : '';
         const job =
-          row.job?.state === 'claimed'
+          row.job?.state === 'claimed' || row.job?.state === 'held'
             ? `  [held by ${row.job.worker}]`
             : row.job?.state === 'queued'
               ? '  [queued]'

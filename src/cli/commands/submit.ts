@@ -110,7 +110,10 @@ async function specOf(opts: RunOptions): Promise<unknown> {
     ...(settings.fallbackModel ? { fallbackModel: settings.fallbackModel } : {}),
     // The prompt's text, files read here: a worker may be on another machine.
     ...(settings.system !== undefined ? { systemPrompt: settings.system } : {}),
-    permissionMode: opts.permissionMode ?? 'default',
+    ...(opts.permissionMode !== undefined ? { permissionMode: opts.permissionMode } : {}),
+    // The worker reads these settings files itself (its home, the cwd), as `run` reads them here.
+    settingSources: settingSourcesOf(opts),
+    ...(opts.addDir?.length ? { addDir: opts.addDir.map((d) => path.resolve(d)) } : {}),
     allow: opts.allow,
     deny: opts.deny,
     stopHook: opts.stopHook,
@@ -121,4 +124,11 @@ async function specOf(opts: RunOptions): Promise<unknown> {
     onAsk: parseOnAsk(opts.onAsk),
     ...(opts.settings ? { settings: path.resolve(opts.settings) } : {}),
   };
+}
+
+function settingSourcesOf(opts: RunOptions): string[] {
+  return (opts.settingSources ?? 'user,project,local')
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
 }

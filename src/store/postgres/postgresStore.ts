@@ -214,7 +214,10 @@ export class PostgresEventStore implements EventStore {
   async list(): Promise<SessionInfo[]> {
     this.assertOpen();
     const res = await this.pool.query<CatalogRowSql>(
-      `SELECT s.id, s.title, s.created, s.updated, s.status, s.last_seq, s.forked_from, s.parent,
+      // A run whose holder's lease lapsed is interrupted (as on the file store once its writer died).
+      `SELECT s.id, s.title, s.created, s.updated, s.parent, s.last_seq, s.forked_from,
+              CASE WHEN s.status = 'running' AND j.state IN ('claimed', 'held') AND j.lease_until < clock_timestamp()
+                   THEN 'interrupted' ELSE s.status END AS status,
               j.state AS job_state, j.worker, j.lease_until,
               CASE WHEN j.outcome->>'reason' = '${START_FAILED}' THEN j.outcome->>'error' END AS start_error
          FROM reloop.sessions s LEFT JOIN reloop.jobs j ON j.session = s.id
@@ -277,10 +280,10 @@ export class PostgresEventStore implements EventStore {
       await client.query('BEGIN');
       await client.query('SELECT 1 FROM reloop.sessions WHERE id = $1 FOR UPDATE', [session]);
       const held = await client.query<{ state: string }>(
-        `SELECT state FROM reloop.jobs WHERE session = $1 AND state = 'claimed' FOR UPDATE`,
+        `SELECT state FROM reloop.jobs WHERE session = $1 AND state IN ('claimed', 'held') FOR UPDATE`,
         [session],
       );
-      if (held.rows.length > 0) throw new JobBusyError(session, 'claimed');
+      if (held.rows[0]) throw new JobBusyError(session, held.rows[0].state);
       await client.query('DELETE FROM reloop.records WHERE session = $1', [session]);
       await client.query('DELETE FROM reloop.jobs WHERE session = $1', [session]);
       await client.query('DELETE FROM reloop.sessions WHERE id = $1', [session]);

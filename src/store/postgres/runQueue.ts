@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { SessionLockedError } from '../errors.ts';
 import { type ClaimFilter, type Job, JobBusyError, type RunQueue, START_FAILED } from '../runQueue.ts';
 import type { ChannelListener, Subscription } from './listener.ts';
 import { JOBS_CHANNEL } from './schema.ts';
@@ -78,7 +79,7 @@ export class PostgresRunQueue implements RunQueue {
           FOR UPDATE SKIP LOCKED)
        UPDATE reloop.jobs j
           SET state = 'claimed', worker = $1, attempts = j.attempts + 1, updated_at = clock_timestamp(),
-              lease_until = clock_timestamp() + $3 * interval '1 millisecond'
+              lease_until = clock_timestamp() + $3 * interval '1 millisecond', resume_after = NULL
          FROM c WHERE j.session = c.session
        RETURNING ${JOB_COLUMNS.split(', ')
          .map((c) => `j.${c}`)
@@ -92,7 +93,7 @@ export class PostgresRunQueue implements RunQueue {
     if (sessions.length === 0) return [];
     const res = await this.pool.query<{ session: string }>(
       `UPDATE reloop.jobs SET lease_until = clock_timestamp() + $3 * interval '1 millisecond'
-        WHERE worker = $1 AND state = 'claimed' AND session = ANY($2) RETURNING session`,
+        WHERE worker = $1 AND state IN ('claimed', 'held') AND session = ANY($2) RETURNING session`,
       [worker, sessions, leaseMs],
     );
     return res.rows.map((r) => r.session);
@@ -105,13 +106,18 @@ export class PostgresRunQueue implements RunQueue {
     outcome: unknown,
     afterSeq?: number,
   ): Promise<boolean> {
+    // Parked, but its approvals were answered while it was held: queued at once (resume_after).
+    const answered = `($3 = 'parked' AND resume_after IS NOT NULL)`;
     const res = await this.pool.query(
       `WITH released AS (
          UPDATE reloop.jobs
-            SET state = $3, outcome = $4, worker = NULL, lease_until = NULL, updated_at = clock_timestamp(),
-                queued_at = CASE WHEN $3 = 'queued' THEN clock_timestamp() ELSE queued_at END,
+            SET state = CASE WHEN ${answered} THEN 'queued' ELSE $3 END, outcome = $4, worker = NULL,
+                lease_until = NULL, updated_at = clock_timestamp(),
+                queued_at = CASE WHEN $3 = 'queued' OR ${answered} THEN clock_timestamp() ELSE queued_at END,
                 prompt = CASE WHEN $3 = 'queued' AND $5::integer IS NULL THEN prompt ELSE NULL END,
-                after_seq = coalesce($5::integer, after_seq)
+                after_seq = CASE WHEN ${answered} THEN resume_after ELSE coalesce($5::integer, after_seq) END,
+                attempts = CASE WHEN ${answered} THEN 0 ELSE attempts END,
+                resume_after = NULL
           WHERE session = $1 AND worker = $2 AND state = 'claimed'
          RETURNING state)
        SELECT CASE WHEN state = 'queued' THEN ${NOTIFY} END FROM released`,
@@ -121,17 +127,90 @@ export class PostgresRunQueue implements RunQueue {
   }
 
   async resume(session: string, afterSeq: number): Promise<boolean> {
-    // `claimed` too: the worker that parked the run may not have released it yet; its release
-    // then finds the run queued, not claimed, and leaves it so.
+    // Parked, or held under a lease that lapsed (its holder died): queued now. A row the hold of a
+    // plain `run` made has no spec for a worker: `run --resume` resumes that session.
+    const ours = `(state <> 'held' OR held_over IS NOT NULL)`;
     const res = await this.pool.query(
       `WITH requeued AS (
          UPDATE reloop.jobs
             SET state = 'queued', prompt = NULL, after_seq = $2, worker = NULL, lease_until = NULL,
-                attempts = 0, queued_at = clock_timestamp(), updated_at = clock_timestamp()
-          WHERE session = $1 AND state IN ('parked', 'claimed')
+                held_over = NULL, resume_after = NULL, attempts = 0, queued_at = clock_timestamp(),
+                updated_at = clock_timestamp()
+          WHERE session = $1 AND ${ours}
+            AND (state = 'parked' OR (state IN ('claimed', 'held') AND lease_until < clock_timestamp()))
          RETURNING session)
        SELECT ${NOTIFY} FROM requeued`,
       [session, afterSeq],
+    );
+    if ((res.rowCount ?? 0) > 0) return true;
+    // A live holder (the worker that parked the run and has not released it yet): its release queues it.
+    const later = await this.pool.query(
+      `UPDATE reloop.jobs SET resume_after = $2, updated_at = clock_timestamp()
+        WHERE session = $1 AND ${ours} AND state IN ('claimed', 'held')`,
+      [session, afterSeq],
+    );
+    return (later.rowCount ?? 0) > 0;
+  }
+
+  async hold(session: string, holder: string, leaseMs: number): Promise<{ created: boolean }> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const res = await this.pool.query<{ held_over: string | null }>(
+        `INSERT INTO reloop.jobs (session, state, spec, prompt, after_seq, worker, lease_until)
+         VALUES ($1, 'held', '{}'::jsonb, NULL, 0, $2, clock_timestamp() + $3 * interval '1 millisecond')
+         ON CONFLICT (session) DO UPDATE
+           SET state = 'held', worker = EXCLUDED.worker, lease_until = EXCLUDED.lease_until,
+               updated_at = clock_timestamp(), resume_after = NULL,
+               held_over = CASE WHEN reloop.jobs.state = 'held' THEN reloop.jobs.held_over ELSE reloop.jobs.state END
+           WHERE reloop.jobs.state IN ('done', 'parked')
+              OR (reloop.jobs.state IN ('claimed', 'held') AND reloop.jobs.lease_until < clock_timestamp())
+         RETURNING held_over`,
+        [session, holder, leaseMs],
+      );
+      if (res.rows[0]) return { created: res.rows[0].held_over === null };
+      const job = await this.get(session);
+      if (!job) continue; // removed between the two statements: try again
+      if (job.state === 'queued') throw new JobBusyError(session, 'queued');
+      if (job.state === 'claimed' || job.state === 'held') {
+        const until = job.leaseExpires !== null ? new Date(job.leaseExpires).toISOString() : '?';
+        throw new SessionLockedError(
+          session,
+          `${job.state === 'claimed' ? 'worker ' : ''}${job.worker ?? '?'}, its lease renewed until ${until}`,
+        );
+      }
+    }
+    throw new SessionLockedError(session, 'another process (the lease kept changing hands)');
+  }
+
+  async unhold(
+    session: string,
+    holder: string,
+    next: 'done' | 'parked' | 'restore',
+    outcome?: unknown,
+  ): Promise<boolean> {
+    const mine = `session = $1 AND worker = $2 AND state = 'held'`;
+    const gone = await this.pool.query(`DELETE FROM reloop.jobs WHERE ${mine} AND held_over IS NULL`, [
+      session,
+      holder,
+    ]);
+    if ((gone.rowCount ?? 0) > 0) return true;
+    // An approval answered while this lease was held queues the parked run at once.
+    const state =
+      next === 'restore'
+        ? `CASE WHEN held_over IN ('claimed', 'held') THEN 'queued' ELSE held_over END`
+        : `CASE WHEN $3 = 'parked' AND resume_after IS NOT NULL THEN 'queued' ELSE $3 END`;
+    const res = await this.pool.query(
+      `WITH released AS (
+         UPDATE reloop.jobs
+            SET state = ${state}, worker = NULL, lease_until = NULL, held_over = NULL,
+                outcome = coalesce($4::jsonb, outcome), updated_at = clock_timestamp(),
+                after_seq = CASE WHEN $3 = 'parked' AND resume_after IS NOT NULL THEN resume_after ELSE after_seq END,
+                prompt = CASE WHEN $3 = 'restore' THEN prompt ELSE NULL END,
+                queued_at = CASE WHEN $3 = 'parked' AND resume_after IS NOT NULL THEN clock_timestamp() ELSE queued_at END,
+                resume_after = NULL
+          WHERE ${mine}
+         RETURNING state)
+       SELECT CASE WHEN state = 'queued' THEN ${NOTIFY} END FROM released`,
+      [session, holder, next, outcome === undefined ? null : JSON.stringify(outcome)],
     );
     return (res.rowCount ?? 0) > 0;
   }

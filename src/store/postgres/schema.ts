@@ -8,8 +8,12 @@ import type pg from 'pg';
  * Versions (one line each):
  *   1 — records keyed (session, seq) with the record's JSON text and a jsonb copy of its data,
  *       the session catalog, the run queue, and the group-commit function.
+ *   2 — one lease per session for every process that drives it: job state `held` (a `run` /
+ *       `run --resume` process outside the queue holds the session), `held_over` (the state the
+ *       holder took the row over from; NULL: the row is the holder's own), `resume_after` (an
+ *       approval answered while a live holder still had the row: its release queues the run).
  */
-export const PG_SCHEMA_VERSION = 1;
+export const PG_SCHEMA_VERSION = 2;
 
 /** Channel every append notifies, payload `<lastSeq>:<session>`. */
 export const RECORDS_CHANNEL = 'reloop_records';
@@ -125,6 +129,14 @@ const MIGRATIONS: readonly string[] = [
     RETURN results;
   END
   $fn$;
+  `,
+  // v2
+  `
+  ALTER TABLE reloop.jobs DROP CONSTRAINT jobs_state_check;
+  ALTER TABLE reloop.jobs ADD CONSTRAINT jobs_state_check
+    CHECK (state IN ('queued', 'claimed', 'held', 'parked', 'done'));
+  ALTER TABLE reloop.jobs ADD COLUMN held_over text;
+  ALTER TABLE reloop.jobs ADD COLUMN resume_after integer;
   `,
 ];
 

@@ -12,7 +12,7 @@ import {
   rootFromSpec,
   UNCONFINED,
 } from '../confinedFs.ts';
-import { parseRules } from '../permissions/rules.ts';
+import { type PermissionRule, parseRules, ruleCovers, scopeGlobs } from '../permissions/rules.ts';
 import type { FileReadFact, ToolContext, ToolOutput } from '../types.ts';
 
 /**
@@ -33,7 +33,7 @@ export interface BuiltinToolOptions {
    * looked, or a symlinked directory met by Glob or Grep, reaches nothing the rules do not name.
    * `true`: anywhere, trusting the policy alone to have checked every path.
    */
-  allowOutsideCwd?: boolean | readonly string[];
+  allowOutsideCwd?: boolean | readonly string[] | readonly PermissionRule[];
   /** How long Glob (and Grep's file listing) may list before giving up (default GLOB_TIMEOUT_MS). */
   listTimeoutMs?: number;
 }
@@ -58,10 +58,13 @@ export interface ToolPath {
   root: FsRoot;
 }
 
-const ruleSpecs = new WeakMap<readonly string[], Map<string, RootSpec['rules']>>();
+const ruleSpecs = new WeakMap<readonly (string | PermissionRule)[], Map<string, RootSpec['rules']>>();
 
-/** The tool's own path rules among `rules`, as a root's rules (parsed once per list and tool). */
-function outsideRules(rules: readonly string[], tool: string): RootSpec['rules'] {
+/**
+ * The path rules among `rules` that speak about the tool (its own, `Read(...)` for the readers,
+ * `Edit(...)` for the writers), as a root's rules (parsed once per list and tool).
+ */
+function outsideRules(rules: readonly string[] | readonly PermissionRule[], tool: string): RootSpec['rules'] {
   let byTool = ruleSpecs.get(rules);
   if (!byTool) {
     byTool = new Map();
@@ -69,8 +72,9 @@ function outsideRules(rules: readonly string[], tool: string): RootSpec['rules']
   }
   let found = byTool.get(tool);
   if (!found) {
-    found = parseRules(rules).flatMap((r) =>
-      r.tool === tool && r.kind === 'path' ? [{ pattern: r.pattern, absolute: r.absolute }] : [],
+    const parsed = rules.map((r) => (typeof r === 'string' ? parseRules([r])[0]! : r));
+    found = parsed.flatMap((r) =>
+      ruleCovers(r.tool, tool) && r.kind === 'path' ? scopeGlobs(r.scopes) : [],
     );
     byTool.set(tool, found);
   }

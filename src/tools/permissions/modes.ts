@@ -1,7 +1,14 @@
 import { z } from 'zod';
 import type { AnyTool, PermissionResult } from '../types.ts';
 
-export const PermissionModeSchema = z.enum(['default', 'acceptEdits', 'bypassPermissions', 'plan']);
+/** Claude Code's modes; `dontAsk` denies whatever no rule allows (nobody is asked). */
+export const PermissionModeSchema = z.enum([
+  'default',
+  'acceptEdits',
+  'bypassPermissions',
+  'plan',
+  'dontAsk',
+]);
 export type PermissionMode = z.infer<typeof PermissionModeSchema>;
 
 /** Tools that change files and nothing else: what `acceptEdits` lets through without asking. */
@@ -30,5 +37,12 @@ export function modeDecision(mode: PermissionMode, tool: AnyTool): PermissionRes
     case 'default':
       if (tool.isReadOnly) return { behavior: 'allow', by };
       return { behavior: 'ask', message: `Allow ${tool.name}?`, by };
+    case 'dontAsk':
+      if (tool.isReadOnly) return { behavior: 'allow', by };
+      return {
+        behavior: 'deny',
+        message: `${tool.name} needs a rule that allows it: the permission mode is dontAsk.`,
+        by,
+      };
   }
 }

@@ -1,24 +1,44 @@
+import path from 'node:path';
 import { printable } from '../../lib/printable.ts';
 import { checkGlobPattern } from '../globPatterns.ts';
-import { type ResolvedPath, resolveInCwd, rootRealPath } from '../paths.ts';
+import { isWithin, type ResolvedPath, resolveInCwd, rootRealPath, toPosix } from '../paths.ts';
 import { projectHooksDir, protectedWrite, WrittenPaths } from '../protectedPaths.ts';
-import type { CanUseTool, PermissionResult } from '../types.ts';
+import type { CanUseTool, PermissionRequest, PermissionResult } from '../types.ts';
 import { analyseBash, type BashAnalysis } from './bashCommand.ts';
 import { modeDecision, type PermissionMode } from './modes.ts';
-import { allowMatch, denyMatches, namesProtected, parseRules, type RuleSubject } from './rules.ts';
+import { cliRuleEntries, compileRuleEntries, isUnreadable, type RuleSet, ruleBy } from './ruleSet.ts';
+import {
+  allowMatch,
+  denyMatches,
+  namesProtected,
+  type PermissionRule,
+  parseRule,
+  type RuleSubject,
+} from './rules.ts';
 import { fetchHost } from './webFetchDomains.ts';
 
 export interface PermissionPolicyOptions {
   mode: PermissionMode;
-  /** Rule strings such as `Bash(npm test:*)`, `Edit(src/**)`, `Glob`. Parsed up front: a bad one throws. */
+  /**
+   * Rule strings such as `Bash(npm test:*)`, `Edit(src/**)`, `Glob`, of source `cliArg`. Parsed
+   * up front: a bad one throws (PermissionRuleError).
+   */
   allow?: readonly string[];
+  ask?: readonly string[];
   deny?: readonly string[];
+  /** Rules with their sources (settings layers; compileRuleEntries), beside the strings above. */
+  rules?: RuleSet;
   cwd: string;
   /**
    * More directories a tool that changes files must not change without a rule naming them, like
    * the built-in protected paths (src/tools/protectedPaths.ts): the CLI passes its store.
    */
   protect?: readonly string[];
+  /**
+   * More directories the file tools may reach besides cwd (`additionalDirectories`, `--add-dir`):
+   * inside them the rules and the mode decide as inside cwd.
+   */
+  additionalDirectories?: readonly string[];
 }
 
 function field(input: unknown, key: string): string | undefined {
@@ -58,11 +78,15 @@ function short(s: string): string {
  * that call alone.
  */
 export function createPermissionPolicy(opts: PermissionPolicyOptions): CanUseTool {
-  const allow = parseRules(opts.allow ?? []);
-  const deny = parseRules(opts.deny ?? []);
-  const bashDenyRules = deny.some((r) => r.tool === 'Bash' && r.kind !== 'tool');
+  const { allow, ask, deny } = policyRules(opts);
+  const bashDenyRules = [...deny, ...ask].some((r) => r.tool === 'Bash' && r.kind !== 'tool');
   let protect: Promise<string[]> | undefined;
   const written = new WrittenPaths();
+  let extraDirs: Promise<string[]> | undefined;
+  const extraReal = () => {
+    extraDirs ??= Promise.all((opts.additionalDirectories ?? []).map((d) => rootRealPath(d).catch(() => d)));
+    return extraDirs;
+  };
   const protectedReal = () => {
     // The store, and a hooks directory of the tree set by core.hooksPath (protectedPaths.ts).
     protect ??= Promise.all([
@@ -71,12 +95,14 @@ export function createPermissionPolicy(opts: PermissionPolicyOptions): CanUseToo
     ]).then((dirs) => dirs.filter((d): d is string => d !== undefined));
     return protect;
   };
-  return async (req): Promise<PermissionResult> => {
+  const decide = async (req: PermissionRequest): Promise<PermissionResult> => {
     const tool = req.tool.name;
     const subject: RuleSubject = { tool };
-    let resolved: ResolvedPath | undefined;
+    let resolved: (ResolvedPath & { extraRoot?: string }) | undefined;
     if (tool === 'Bash') {
       subject.command = field(req.input, 'command');
+    } else if (tool === 'Task') {
+      subject.agent = field(req.input, 'subagent_type');
     } else if (tool === 'WebFetch') {
       // Domain rules see the host; a url that does not parse has none, and no allow rule matches it.
       subject.host = fetchHost(req.input) ?? '';
@@ -85,6 +111,14 @@ export function createPermissionPolicy(opts: PermissionPolicyOptions): CanUseToo
       if (given !== undefined) {
         try {
           resolved = subject.path = await resolveInCwd(opts.cwd, given);
+          if (!resolved.inside && opts.additionalDirectories?.length) {
+            const real = resolved.real;
+            const home = (await extraReal()).find((d) => isWithin(d, real));
+            if (home) {
+              resolved = { ...resolved, inside: true, extraRoot: home };
+              subject.path = resolved;
+            }
+          }
         } catch (e) {
           const code = (e as { code?: unknown })?.code;
           return {
@@ -96,12 +130,13 @@ export function createPermissionPolicy(opts: PermissionPolicyOptions): CanUseToo
       }
     }
 
+    // deny, then ask, then allow: the first list with a match decides (as in Claude Code).
     const denied = deny.find((r) => denyMatches(r, subject, opts.cwd));
     if (denied) {
       return {
         behavior: 'deny',
-        message: `${tool} is denied by the rule ${denied.raw}.`,
-        by: `rule:${denied.raw}`,
+        message: `${tool} is denied by the rule ${denied.raw}${where(denied)}.`,
+        by: ruleBy(denied, 'deny'),
       };
     }
     for (const { field: name, pattern } of patternsOf(tool, req.input)) {
@@ -116,6 +151,18 @@ export function createPermissionPolicy(opts: PermissionPolicyOptions): CanUseToo
     }
     // Plan mode is read-only whatever the rules say: no allow rule (or ask) for a tool that changes things.
     const planBlocks = opts.mode === 'plan' && !req.tool.isReadOnly;
+    const asked = planBlocks ? undefined : ask.find((r) => denyMatches(r, subject, opts.cwd));
+    if (asked) {
+      const what = describe(req.input, subject, resolved);
+      const why = isUnreadable(asked)
+        ? ` The rule ${asked.raw}${where(asked)} could not be read, so every ${tool} call is asked.`
+        : ` The rule ${asked.raw}${where(asked)} asks for it.`;
+      return {
+        behavior: 'ask',
+        message: `Allow ${tool}${what === undefined ? '' : `: ${what}`}?${why}`,
+        by: ruleBy(asked, 'ask'),
+      };
+    }
     if (!planBlocks && tool === 'Bash' && bashDenyRules && subject.command !== undefined) {
       const blind = analysed(subject).denyBlind;
       if (blind) {
@@ -129,19 +176,19 @@ export function createPermissionPolicy(opts: PermissionPolicyOptions): CanUseToo
     // A change under .git, .claude, .npmrc…, or one that would make a folder a git repository:
     // only a rule that names it allows it (protectedPaths.ts).
     const changes = !req.tool.isReadOnly && resolved?.inside ? resolved : undefined;
-    if (changes) written.add(changes.relative);
-    const guarded = changes
-      ? await protectedWrite(
-          await rootRealPath(opts.cwd),
-          changes.relative,
-          changes.real,
-          await protectedReal(),
-          written,
-        )
-      : undefined;
+    // In an added directory, protected names are those of that directory (its .git, .claude…).
+    const changeRoot = changes?.extraRoot ?? (changes ? await rootRealPath(opts.cwd) : undefined);
+    const changeRel = changes?.extraRoot
+      ? toPosix(path.relative(changes.extraRoot, changes.real)) || '.'
+      : changes?.relative;
+    if (changes && !changes.extraRoot) written.add(changes.relative);
+    const guarded =
+      changes && changeRoot !== undefined && changeRel !== undefined
+        ? await protectedWrite(changeRoot, changeRel, changes.real, await protectedReal(), written)
+        : undefined;
     let allowed = planBlocks ? undefined : allowMatch(allow, subject);
     if (allowed && guarded && !allowed.every((r) => namesProtected(r, guarded.name))) allowed = undefined;
-    if (allowed) return { behavior: 'allow', by: allowed.map((r) => `rule:${r.raw}`).join(',') };
+    if (allowed) return { behavior: 'allow', by: allowed.map((r) => ruleBy(r, 'allow')).join(', ') };
     if (resolved && !resolved.inside) {
       return {
         behavior: 'deny',
@@ -160,12 +207,7 @@ export function createPermissionPolicy(opts: PermissionPolicyOptions): CanUseToo
     if (decided.behavior !== 'ask') return decided;
     // The person asked needs to see what would run or change, not only which tool — and for a
     // command, why no rule could vouch for it (an option that runs a program, a redirection…).
-    const what =
-      subject.command !== undefined
-        ? short(subject.command)
-        : subject.host !== undefined
-          ? short(field(req.input, 'url') ?? subject.host)
-          : resolved?.relative;
+    const what = describe(req.input, subject, resolved);
     const unvouched =
       subject.bash && (subject.bash.unaccounted ?? subject.bash.allowViews.find((v) => v.risk)?.risk?.why);
     const because = unvouched ? ` No rule can vouch for it: ${short(unvouched)}.` : '';
@@ -174,9 +216,51 @@ export function createPermissionPolicy(opts: PermissionPolicyOptions): CanUseToo
       message: what === undefined ? decided.message : `Allow ${tool}: ${what}?${because}`,
     };
   };
+  if (opts.mode !== 'dontAsk') return decide;
+  // dontAsk: nobody is asked; what no rule allows is denied (an ask rule's call too).
+  return async (req) => {
+    const r = await decide(req);
+    if (r.behavior !== 'ask') return r;
+    const asked = r.message ? ` ${r.message}` : '';
+    return {
+      behavior: 'deny',
+      message: `${req.tool.name} needs a rule that allows it: the permission mode is dontAsk.${asked}`,
+      by: r.by ?? 'mode:dontAsk',
+    };
+  };
 }
 
 function analysed(s: RuleSubject): BashAnalysis {
   s.bash ??= analyseBash(s.command ?? '');
   return s.bash;
 }
+
+/** What a call touches, for the question a person is asked. */
+function describe(
+  input: unknown,
+  subject: RuleSubject,
+  resolved: ResolvedPath | undefined,
+): string | undefined {
+  if (subject.command !== undefined) return short(subject.command);
+  if (subject.host !== undefined) return short(field(input, 'url') ?? subject.host);
+  if (subject.agent !== undefined) return short(subject.agent);
+  return resolved?.relative;
+}
+
+/** ` (in <file>)` for a rule of a settings file, for messages. */
+function where(rule: PermissionRule): string {
+  return rule.origin?.file ? ` (${rule.origin.file})` : '';
+}
+
+/** The policy's rules: the command-line strings (a bad one throws) and the compiled entries. */
+function policyRules(opts: PermissionPolicyOptions): Omit<RuleSet, 'warnings'> {
+  const strict = (behavior: 'allow' | 'ask' | 'deny', raws: readonly string[] | undefined) =>
+    (raws ?? []).map((raw) => parseRule(raw, {}, { source: 'cliArg', behavior, file: null }));
+  return {
+    allow: [...strict('allow', opts.allow), ...(opts.rules?.allow ?? [])],
+    ask: [...strict('ask', opts.ask), ...(opts.rules?.ask ?? [])],
+    deny: [...strict('deny', opts.deny), ...(opts.rules?.deny ?? [])],
+  };
+}
+
+export { cliRuleEntries, compileRuleEntries };

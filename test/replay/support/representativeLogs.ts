@@ -1,3 +1,6 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import type { HooksOption } from '../../../src/hooks/types.ts';
@@ -23,7 +26,30 @@ export async function representativeLogs(): Promise<Record<string, LogRecord[]>>
     'resume after a crash mid-batch, then max turns': await resumed(),
     'hooks: context, blocks, stops, SessionEnd': await hooked(),
     'MCP tools, a second process referring to the tool list': await mcpTools(),
+    'CLAUDE.md memory with an import and a warning, two runs': await memory(),
   };
+}
+
+/** CLAUDE.md memory read by two runs (a project file, its import, a refused cycle), then removed. */
+async function memory(): Promise<LogRecord[]> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'reloop-tamper-memory-'));
+  try {
+    await mkdir(path.join(dir, '.git'));
+    await writeFile(path.join(dir, 'CLAUDE.md'), 'Use pnpm. @notes.md\n');
+    await writeFile(path.join(dir, 'notes.md'), 'Tabs. @CLAUDE.md\n');
+    const h = await scriptedSession(
+      [toolTurn([{ name: 'echo', input: { text: 'a' } }]), textTurn('one'), textTurn('two')],
+      {
+        cwd: dir,
+        memory: { sources: ['project'] },
+      },
+    );
+    await h.session.submit('first');
+    await h.session.submit('second');
+    return h.records();
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 /**

@@ -24,7 +24,7 @@ describe('the issue’s reproductions', () => {
   ])('Bash(rm:*) denies %s', async (cmd) => {
     expect(await decide({ mode: 'bypassPermissions', deny: ['Bash(rm:*)'] }, cmd)).toMatchObject({
       behavior: 'deny',
-      by: 'rule:Bash(rm:*)',
+      by: 'cliArg deny Bash(rm:*)',
     });
   });
 });

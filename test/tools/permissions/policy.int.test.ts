@@ -54,6 +54,7 @@ describe('modes × tools (paths inside cwd, no rules)', () => {
       Bash: 'allow',
     },
     plan: { Read: 'allow', Glob: 'allow', Grep: 'allow', Write: 'deny', Edit: 'deny', Bash: 'deny' },
+    dontAsk: { Read: 'allow', Glob: 'allow', Grep: 'allow', Write: 'deny', Edit: 'deny', Bash: 'deny' },
   };
   const cases = Object.entries(table).flatMap(([mode, row]) =>
     Object.entries(row).map(([tool, expected]) => ({ mode: mode as PermissionMode, tool, expected })),
@@ -91,8 +92,8 @@ describe('paths outside cwd', () => {
     const rel = await decide({ mode: 'default', allow: ['Read(../outside/**)'] }, 'Read', {
       file_path: '../outside/o.txt',
     });
-    expect(rel).toEqual({ behavior: 'allow', by: 'rule:Read(../outside/**)' });
-    const abs = `Read(${path.join(root, 'outside')}/*)`;
+    expect(rel).toEqual({ behavior: 'allow', by: 'cliArg allow Read(../outside/**)' });
+    const abs = `Read(/${path.join(root, 'outside')}/*)`;
     expect(
       await decide({ mode: 'default', allow: [abs] }, 'Read', { file_path: 'src/link/o.txt' }),
     ).toMatchObject({
@@ -113,10 +114,13 @@ describe('paths outside cwd', () => {
 describe('rule precedence', () => {
   it('deny rules win over allow rules', async () => {
     const opts = { mode: 'default' as const, allow: ['Bash'], deny: ['Bash(rm:*)'] };
-    expect(await decide(opts, 'Bash', { command: 'ls -la' })).toEqual({ behavior: 'allow', by: 'rule:Bash' });
+    expect(await decide(opts, 'Bash', { command: 'ls -la' })).toEqual({
+      behavior: 'allow',
+      by: 'cliArg allow Bash',
+    });
     expect(await decide(opts, 'Bash', { command: 'ls; rm -rf src' })).toMatchObject({
       behavior: 'deny',
-      by: 'rule:Bash(rm:*)',
+      by: 'cliArg deny Bash(rm:*)',
     });
   });
 
@@ -132,13 +136,13 @@ describe('rule precedence', () => {
     ).toMatchObject({ behavior: 'deny', by: 'mode:plan' });
     expect(
       await decide({ mode: 'default', allow: ['Bash(git status)'] }, 'Bash', { command: 'git status' }),
-    ).toEqual({ behavior: 'allow', by: 'rule:Bash(git status)' });
+    ).toEqual({ behavior: 'allow', by: 'cliArg allow Bash(git status)' });
     expect(
       await decide({ mode: 'bypassPermissions', deny: ['Read(.env)'] }, 'Read', { file_path: '.env' }),
-    ).toMatchObject({ behavior: 'deny', by: 'rule:Read(.env)' });
+    ).toMatchObject({ behavior: 'deny', by: 'cliArg deny Read(.env)' });
     expect(await decide({ mode: 'default', deny: ['Glob'] }, 'Glob')).toMatchObject({
       behavior: 'deny',
-      by: 'rule:Glob',
+      by: 'cliArg deny Glob',
     });
   });
 
@@ -163,7 +167,7 @@ describe('rule precedence', () => {
     const r = await decide({ mode: 'bypassPermissions', deny: ['Read(secrets/**)'] }, 'Read', {
       file_path: 'alias/key',
     });
-    expect(r).toMatchObject({ behavior: 'deny', by: 'rule:Read(secrets/**)' });
+    expect(r).toMatchObject({ behavior: 'deny', by: 'cliArg deny Read(secrets/**)' });
   });
 
   it('throws a coded error for a bad rule when the policy is created', () => {
@@ -202,7 +206,7 @@ describe('protected paths (.git, .claude, .npmrc, the store…)', () => {
     expect((await decide({ mode: 'default' }, 'Read', { file_path: '.git/config' })).behavior).toBe('allow');
     expect(
       await decide({ mode: 'acceptEdits', allow: ['Write(.git/hooks/**)'] }, 'Write', write('.git/hooks/x')),
-    ).toEqual({ behavior: 'allow', by: 'rule:Write(.git/hooks/**)' });
+    ).toEqual({ behavior: 'allow', by: 'cliArg allow Write(.git/hooks/**)' });
     expect(
       await decide({ mode: 'acceptEdits', allow: ['Write(**/.npmrc)'] }, 'Write', write('pkg/.npmrc')),
     ).toMatchObject({ behavior: 'allow' });

@@ -48,12 +48,12 @@ describe('WebFetch(domain:…) rules', () => {
     });
     expect(await decide(['WebFetch(domain:example.com)'], [], 'https://example.com/a')).toEqual({
       behavior: 'allow',
-      by: 'rule:WebFetch(domain:example.com)',
+      by: 'cliArg allow WebFetch(domain:example.com)',
     });
     expect((await decide(['WebFetch(domain:example.com)'], [], 'https://evil.com/a')).behavior).toBe('ask');
     expect(
       await decide(['WebFetch'], ['WebFetch(domain:*.example.com)'], 'https://example.com/a'),
-    ).toMatchObject({ behavior: 'deny', by: 'rule:WebFetch(domain:*.example.com)' });
+    ).toMatchObject({ behavior: 'deny', by: 'cliArg deny WebFetch(domain:*.example.com)' });
   });
 
   it('a redirect is followed by itself only to a host an allow rule names and no deny rule does', () => {
