@@ -1,4 +1,5 @@
 import type { AppendOnlyList } from '../lib/appendOnlyList.ts';
+import { memoryContext, withMemory } from '../memory/context.ts';
 import type { Message } from '../model/messages.ts';
 import type { ModelRequest, ToolSpec } from '../model/types.ts';
 import { compactionRequest } from '../runtime/compactor.ts';
@@ -21,6 +22,8 @@ export interface RecordedRequest {
   tools: readonly ToolSpec[] | null;
   /** The history the request carried (a compaction's adds its instruction). */
   messages: AppendOnlyList<Message>;
+  /** The run's CLAUDE.md memory, put in front of a turn request's first user message (`memory.loaded`). */
+  memory: string | null;
   /** How the request ended: the response, or the failure; undefined when the log ends first. */
   answer: RecordOf<'model.responded'> | RecordOf<'model.failed'> | undefined;
 }
@@ -33,7 +36,7 @@ export function requestOf(r: RecordedRequest): ModelRequest {
   return {
     model: r.model,
     ...(r.system !== undefined ? { system: r.system } : {}),
-    messages: history,
+    messages: withMemory(history, r.memory),
     tools,
     maxTokens: r.maxTokens,
   };
@@ -58,15 +61,18 @@ export function toolSpecsOf(setup: RecordedSetup | null): readonly ToolSpec[] | 
 
 /**
  * Every model request of a log, in order, with its answer: what the model was sent, rebuilt from
- * `run.started` (system prompt), `run.setup` (tools), `model.requested` (model, max_tokens) and
- * the history the fold holds at that record. Pulls `records` lazily.
+ * `run.started` (system prompt), `run.setup` (tools), `memory.loaded` (CLAUDE.md in front of the
+ * first user message), `model.requested` (model, max_tokens) and the history the fold holds then. Pulls `records` lazily.
  */
 export function* recordedRequests(records: Iterable<LogRecord>): Generator<RecordedRequest> {
   let state = emptySessionState();
   let pending: RecordedRequest | null = null;
+  let memory: string | null = null;
   for (const r of records) {
     state = evolve(state, r);
-    if (r.type === 'model.requested') {
+    if (r.type === 'run.started') memory = null;
+    else if (r.type === 'memory.loaded') memory = memoryContext(r.data.files);
+    else if (r.type === 'model.requested') {
       if (pending) yield pending;
       const d = r.data;
       const run = state.currentRun;
@@ -81,6 +87,7 @@ export function* recordedRequests(records: Iterable<LogRecord>): Generator<Recor
         system: d.purpose === 'turn' ? run?.config.system : undefined,
         tools: toolSpecsOf(setup),
         messages: state.messages,
+        memory: d.purpose === 'turn' ? memory : null,
         answer: undefined,
       };
     } else if ((r.type === 'model.responded' || r.type === 'model.failed') && pending) {

@@ -204,6 +204,8 @@ export class Session {
   private readonly mcp: SessionMcp;
   private readonly children: Children | null = null;
   private readonly hookRunner: HookRunner | null;
+  /** The current run's `memory.loaded` record, for its `run.setup` (null: it read no memory). */
+  private memorySeq: number | null = null;
   /** Opened from a log: the first run refuses if the recorded setup differs (SetupChangedError). */
   private setupToCheck = false;
   /** SessionStart has been owed (the first run of this object fires it). */
@@ -493,13 +495,18 @@ export class Session {
     if (signal.aborted && this.abortLoggedFor !== runId) {
       this.rec(runId, 'abort.requested', { reason: 'aborted before the run started' });
     }
+    this.memorySeq = null;
     const memory = await this.loadMemory(runId);
     // MCP servers start inside the first run (their records are its), before anything may call them.
     await this.mcp.start(runId);
     // What the model is offered in this run, its tools included (MCP's just registered). A tool
     // whose spec cannot be built fails the run's first build (runtime_error), not the submit.
     const setup = this.trySetupNow();
-    if (setup) this.rec(runId, 'run.setup', setupData(this.state, setup));
+    if (setup)
+      this.rec(runId, 'run.setup', {
+        ...setupData(this.state, setup),
+        ...(this.memorySeq !== null ? { memoryFrom: this.memorySeq } : {}),
+      });
     if (resumed) await this.repairHistory(runId, resumed, signal);
     const last = this.state.messages.last();
     if (prompt !== null) {
@@ -751,6 +758,7 @@ export class Session {
       files: loaded.files,
       ...(loaded.warnings.length > 0 ? { warnings: loaded.warnings } : {}),
     });
+    this.memorySeq = r.seq;
     return r.type === 'memory.loaded' ? memoryContext(r.data.files) : null;
   }
 
