@@ -10,7 +10,7 @@ import { err, UsageError } from './io.ts';
  */
 export async function runPermissions(opts: RunOptions, cwd: string, protect: readonly string[]) {
   const { parseSettingSources, SettingSourcesError, SettingsError } = await import('../settings/index.ts');
-  const { runSettingsLayers, permissionSetup, PermissionSetupError } = await import(
+  const { runSettingsLayers, permissionSetup, PermissionSetupError, splitToolList } = await import(
     '../runtime/permissionSetup.ts'
   );
   const { PermissionRuleError, PermissionModeSchema } = await import('../tools/permissions/index.ts');
@@ -45,8 +45,9 @@ export async function runPermissions(opts: RunOptions, cwd: string, protect: rea
       cwd,
       layers: loaded.layers,
       ...(mode ? { mode } : {}),
-      allow: [...(opts.allow ?? []), ...moreAllow],
-      deny: opts.deny ?? [],
+      // --allowedTools / --disallowedTools are Claude Code's names for --allow / --deny.
+      allow: [...(opts.allow ?? []), ...splitToolList(opts.allowedTools ?? []), ...moreAllow],
+      deny: [...(opts.deny ?? []), ...splitToolList(opts.disallowedTools ?? [])],
       addDirs: opts.addDir ?? [],
       protect,
     });
@@ -59,6 +60,22 @@ export async function runPermissions(opts: RunOptions, cwd: string, protect: rea
   } catch (e) {
     if (e instanceof PermissionRuleError || e instanceof PermissionSetupError)
       throw new UsageError(e.message, e.code);
+    throw e;
+  }
+}
+
+/** `--tools`, as bad usage when it names a tool reloop does not have. */
+export async function offeredTools<T extends { name: string }>(
+  tools: readonly T[],
+  toolsFlag: string | undefined,
+  denied: readonly { tool: string; kind: string; unreadable?: true }[],
+  known?: readonly string[],
+): Promise<T[]> {
+  const { offeredTools: offered, ToolListError } = await import('../runtime/permissionSetup.ts');
+  try {
+    return offered(tools, toolsFlag, denied, known);
+  } catch (e) {
+    if (e instanceof ToolListError) throw new UsageError(e.message, e.code);
     throw e;
   }
 }

@@ -26,6 +26,17 @@ export function withRunFlags(cmd: Command): Command {
       [],
     )
     .option('--deny <rule>', 'deny rule (repeatable)', collect, [])
+    .option(
+      '--allowedTools <rules>',
+      'allow rules, Claude Code\'s flag: comma- or space-separated, e.g. "Bash(git log:*) Read" (repeatable)',
+      collect,
+      [],
+    )
+    .option('--disallowedTools <rules>', 'deny rules, comma- or space-separated (repeatable)', collect, [])
+    .option(
+      '--tools <list>',
+      'which built-in tools exist at all: comma- or space-separated names, "" for none, "default" for all',
+    )
     .option('--stop-hook <command>', 'command run when the model wants to stop (repeatable)', collect, [])
     .option(
       '--settings <file-or-json>',

@@ -11,6 +11,7 @@ import { AwaitingApprovalError, pendingApprovals, pendingBelow } from '../runtim
 import { DEFAULT_SYSTEM_PROMPT, type RunSettings } from '../runtime/config.ts';
 import { NothingToRunError, type RunResult, Session, type SessionOptions } from '../runtime/session.ts';
 import type { SessionEvent } from '../runtime/streamEvents.ts';
+import { type FileSource, parseSettingSources, SettingSourcesError } from '../settings/sources.ts';
 import type { LogRecord } from '../store/records.ts';
 import type { SessionLease } from '../store/sessionLease.ts';
 import type { EventStore } from '../store/types.ts';
@@ -34,7 +35,7 @@ import {
 } from './io.ts';
 import { liveOutput } from './liveOutput.ts';
 import { mcpServersFor } from './mcpFlags.ts';
-import { runPermissions } from './permissionFlags.ts';
+import { offeredTools, runPermissions } from './permissionFlags.ts';
 import { parseOnAsk } from './runFlags.ts';
 import { leaseSession } from './sessionLease.ts';
 import { subAgentsFor } from './subAgents.ts';
@@ -43,6 +44,17 @@ import { terminalAsk } from './terminalAsk.ts';
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 const MEMORY_SOURCES = ['user', 'project', 'local'] as const;
+
+/** The memory a run reads: all three sources, or those `--setting-sources` names. */
+function memorySources(opts: RunOptions): readonly FileSource[] {
+  if (opts.settingSources === undefined) return MEMORY_SOURCES;
+  try {
+    return parseSettingSources(opts.settingSources);
+  } catch (e) {
+    if (e instanceof SettingSourcesError) throw new UsageError(e.message, e.code);
+    throw e;
+  }
+}
 
 /**
  * What `reloop run` (and the demo) needs before it may touch the store: every flag parsed,
@@ -109,17 +121,26 @@ export async function prepareRun(
   prepared.policyWith = policyWith;
   prepared.options = {
     cwd,
-    // CLAUDE.md memory, as Claude Code reads it: the user's, the project's and the local one.
-    memory: { sources: MEMORY_SOURCES },
-    subAgents,
-    tools: builtinTools({
-      // Outside cwd the tools open only what an allow rule (or an added directory) names,
-      // checked on what they really open.
-      allowOutsideCwd: setup.toolReach,
-      bash: { passEnv },
-      // A redirect to another host is followed only where an allow rule names that host.
-      webFetch: { redirectAllowed: setup.redirectAllowed },
-    }),
+    // CLAUDE.md memory, as Claude Code reads it: the user's, the project's and the local one
+    // (`--setting-sources` picks which, as it does for the settings files).
+    memory: { sources: memorySources(opts) },
+    // `Task` is a built-in tool for `--tools` and a whole-tool deny rule, as in Claude Code.
+    ...((await offeredTools([{ name: 'Task' }], opts.tools, setup.rules.deny, builtinNames())).length
+      ? { subAgents }
+      : {}),
+    tools: await offeredTools(
+      builtinTools({
+        // Outside cwd the tools open only what an allow rule (or an added directory) names,
+        // checked on what they really open.
+        allowOutsideCwd: setup.toolReach,
+        bash: { passEnv },
+        // A redirect to another host is followed only where an allow rule names that host.
+        webFetch: { redirectAllowed: setup.redirectAllowed },
+      }),
+      opts.tools,
+      setup.rules.deny,
+      builtinNames(),
+    ),
     canUseTool: setup.canUseTool,
     // What the policy enforces, for the log's recorded setup (a changed rule shows on resume and rerun).
     permissions: { mode: setup.mode, rules: setup.facts },
@@ -306,8 +327,13 @@ function hookNotices(r: LogRecord): void {
   if (d.systemMessage) err(`${d.hook} hook: ${d.systemMessage}`);
 }
 
+/** Every built-in tool's name, `Task` included: what `--tools` may name. */
+function builtinNames(): string[] {
+  return [...builtinTools().map((t) => t.name), 'Task'];
+}
+
 /** The Task tool's agents for a run (its working directory's and `--agents-dir`'s). */
-export function runSubAgents(opts: RunOptions) {
+export async function runSubAgents(opts: RunOptions) {
   const cwd = path.resolve(opts.cwd ?? process.cwd());
   const maxTurns =
     opts.subagentMaxTurns !== undefined
@@ -316,8 +342,10 @@ export function runSubAgents(opts: RunOptions) {
   return subAgentsFor(
     cwd,
     opts.agentsDir ?? [],
-    builtinTools().map((t) => t.name),
+    // A sub-agent chooses among the tools the run offers (`--tools`).
+    (await offeredTools(builtinTools(), opts.tools, [], builtinNames())).map((t) => t.name),
     maxTurns,
+    memorySources(opts),
   );
 }
 

@@ -7,6 +7,7 @@ export * from './determinism.ts';
 export * from './driveMachine.ts';
 export {
   NothingToRunError,
+  OpenToolCallsError,
   type RunResult,
   Session,
   SessionBusyError,

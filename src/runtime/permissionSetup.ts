@@ -168,3 +168,61 @@ function realOr(d: string): string {
     return d;
   }
 }
+
+export class ToolListError extends Error {
+  readonly code = 'TOOLS_INVALID';
+  constructor(message: string) {
+    super(message);
+    this.name = 'ToolListError';
+  }
+}
+
+/**
+ * `--allowedTools` / `--disallowedTools` / `--tools` values as Claude Code takes them: rules (or
+ * tool names) separated by commas or spaces, each value repeatable; a space inside parentheses
+ * belongs to the rule (`"Bash(git log:*) Read"` is two rules).
+ */
+export function splitToolList(values: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const value of values) {
+    let depth = 0;
+    let word = '';
+    for (const c of value) {
+      if (c === '(') depth++;
+      if (c === ')') depth = Math.max(0, depth - 1);
+      if (depth === 0 && (c === ',' || /\s/.test(c))) {
+        if (word) out.push(word);
+        word = '';
+      } else word += c;
+    }
+    if (word) out.push(word);
+  }
+  return out;
+}
+
+/**
+ * The built-in tools a run offers: `--tools` names which exist at all (`""` none, `default` all;
+ * a name reloop does not have is bad usage), and a whole-tool deny rule (`Bash`, from any source)
+ * takes that tool out of the request, as in Claude Code — its calls would all be denied anyway.
+ */
+export function offeredTools<T extends { name: string }>(
+  tools: readonly T[],
+  toolsFlag: string | undefined,
+  denied: readonly { tool: string; kind: string; unreadable?: true }[],
+  /** The names `--tools` may give (default: these tools'). */
+  knownNames?: readonly string[],
+): T[] {
+  let kept = [...tools];
+  if (toolsFlag !== undefined && toolsFlag.trim() !== 'default') {
+    const names = splitToolList([toolsFlag]);
+    const known = new Set(knownNames ?? tools.map((t) => t.name));
+    const unknown = names.filter((n) => !known.has(n));
+    if (unknown.length)
+      throw new ToolListError(
+        `--tools: no built-in tool ${unknown.map((n) => JSON.stringify(n)).join(', ')} (there are: ${[...known].join(', ')})`,
+      );
+    kept = kept.filter((t) => names.includes(t.name));
+  }
+  const gone = new Set(denied.filter((r) => r.kind === 'tool' && !r.unreadable).map((r) => r.tool));
+  return kept.filter((t) => !gone.has(t.name));
+}

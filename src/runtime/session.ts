@@ -189,6 +189,25 @@ export class NothingToRunError extends Error {
   }
 }
 
+/**
+ * A prompt was given to a session whose history ends with tool calls that have no results and
+ * no run left to repair (a counterfactual fork whose new response asks for tools): the calls
+ * must run first, so the session is continued without a prompt.
+ */
+export class OpenToolCallsError extends Error {
+  readonly code = 'OPEN_TOOL_CALLS';
+  constructor(
+    readonly sessionId: string,
+    readonly toolUseIds: readonly string[],
+  ) {
+    super(
+      `session ${sessionId} ends with tool calls that have no results yet (${toolUseIds.join(', ')}): ` +
+        'continue it without a prompt, so they run first',
+    );
+    this.name = 'OpenToolCallsError';
+  }
+}
+
 const allowAll: CanUseTool = () => ({ behavior: 'allow', by: 'default' });
 
 /**
@@ -435,6 +454,19 @@ export class Session {
           this.id,
           waiting.map((a) => a.toolUseId),
         );
+      }
+      const last = this.state.messages.last();
+      if (
+        (prompt ?? null) !== null &&
+        plan === null &&
+        last?.role === 'assistant' &&
+        hasToolUse(last.content)
+      ) {
+        const ids =
+          typeof last.content === 'string'
+            ? []
+            : last.content.flatMap((b) => (b.type === 'tool_use' ? [b.id] : []));
+        throw new OpenToolCallsError(this.id, ids);
       }
       return await this.run(prompt ?? null, controller.signal, plan);
     } finally {

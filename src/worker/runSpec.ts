@@ -8,7 +8,7 @@ import { costOf } from '../model/pricing.ts';
 import { parseScript } from '../model/script.ts';
 import { ScriptedModelClient } from '../model/scripted.ts';
 import type { RunSettings } from '../runtime/config.ts';
-import { permissionSetup, runSettingsLayers } from '../runtime/permissionSetup.ts';
+import { offeredTools, permissionSetup, runSettingsLayers } from '../runtime/permissionSetup.ts';
 import type { SessionOptions } from '../runtime/session.ts';
 import { FILE_SOURCES, userClaudeDir } from '../settings/index.ts';
 import type { EventStore } from '../store/types.ts';
@@ -39,6 +39,8 @@ export const RunSpecSchema = z.strictObject({
   settingSources: z.array(z.enum(FILE_SOURCES)).optional(),
   /** `--add-dir`, absolute. */
   addDir: z.array(z.string()).optional(),
+  /** `--tools`: which built-in tools exist (absent: all). */
+  tools: z.string().optional(),
   /** Secret variables Bash and hooks may see (on the worker: its own environment's values). */
   passEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).default([]),
   /** What an `ask` becomes (nobody is attached to a worker): park for an approval, or deny. */
@@ -116,11 +118,21 @@ export async function sessionOptionsFor(
   for (const w of perms.warnings) deps.warn?.(w);
   const hooks = runHooksFromLayers(layers, spec.stopHook);
   for (const w of hooks.warnings) deps.warn?.(w);
-  const tools = builtinTools({
-    allowOutsideCwd: perms.toolReach,
-    bash: { passEnv },
-    webFetch: { redirectAllowed: perms.redirectAllowed },
-  });
+  const tools = offeredTools(
+    builtinTools({
+      allowOutsideCwd: perms.toolReach,
+      bash: { passEnv },
+      webFetch: { redirectAllowed: perms.redirectAllowed },
+    }),
+    spec.tools,
+    perms.rules.deny,
+    [...builtinTools().map((t) => t.name), 'Task'],
+  );
+  // `Task` is a built-in for `--tools` and a whole-tool deny, as `reloop run` has it.
+  const task = offeredTools([{ name: 'Task' }], spec.tools, perms.rules.deny, [
+    'Task',
+    ...tools.map((t) => t.name),
+  ]);
   // MCP servers as `reloop run` resolves them: the project's (approved in the settings) and the flags'.
   const mcp = await resolveMcpServers({
     cwd,
@@ -131,19 +143,25 @@ export async function sessionOptionsFor(
   });
   for (const w of mcp.warnings) deps.warn?.(w);
   // `Task`, as `reloop run` offers it: a sub-agent runs in the worker that runs its parent.
-  const agents = await loadAgents({ cwd, dirs: spec.agentsDir, userDir: userClaudeDir() });
+  // The cwd's .claude/agents always count (as in older specs); the user's with `user` only.
+  const userAgents = spec.settingSources?.includes('user') ? { userDir: userClaudeDir() } : {};
+  const agents = await loadAgents({ cwd, dirs: spec.agentsDir, ...userAgents });
   agents.checkTools(tools.map((t) => t.name));
   for (const w of agents.warnings) deps.warn?.(w);
   return {
     store: deps.store,
     model,
     cwd,
-    // CLAUDE.md memory as `reloop run` reads it (recorded in each run's memory.loaded).
-    memory: { sources: ['user', 'project', 'local'] },
-    subAgents: {
-      agents,
-      ...(spec.subagentMaxTurns !== undefined ? { maxTurns: spec.subagentMaxTurns } : {}),
-    },
+    // CLAUDE.md memory as `reloop run` reads it: the sources `--setting-sources` named.
+    memory: { sources: spec.settingSources ?? [] },
+    ...(task.length > 0
+      ? {
+          subAgents: {
+            agents,
+            ...(spec.subagentMaxTurns !== undefined ? { maxTurns: spec.subagentMaxTurns } : {}),
+          },
+        }
+      : {}),
     tools,
     canUseTool: perms.canUseTool,
     permissions: { mode: perms.mode, rules: perms.facts },

@@ -131,6 +131,44 @@ describe('CLAUDE.md memory under reloop run', () => {
   );
 
   it(
+    '--setting-sources picks the memory too: project alone reads neither the user\'s nor the local file; "" reads none',
+    async () => {
+      const dir = path.join(root, 'sources');
+      const userHome = path.join(root, 'sources-home');
+      await mkdir(path.join(dir, '.git'), { recursive: true });
+      await mkdir(path.join(userHome, '.claude'), { recursive: true });
+      await writeFile(path.join(dir, 'CLAUDE.md'), 'project rule\n');
+      await writeFile(path.join(dir, 'CLAUDE.local.md'), 'local rule\n');
+      await writeFile(path.join(userHome, '.claude', 'CLAUDE.md'), 'user rule\n');
+      const env = {
+        ANTHROPIC_BASE_URL: server.url,
+        ANTHROPIC_API_KEY: 'sk-ant-test-0123456789abcdef',
+        RELOOP_HOME: userHome,
+      };
+      const filesOf = async (sources: string) => {
+        server.requests.length = 0;
+        server.enqueue(textReply('ok'));
+        const r = await runCli(['run', '--store', 'st', '--json', '--setting-sources', sources, 'hi'], {
+          cwd: dir,
+          env,
+        });
+        expect(r.code, r.stderr).toBe(0);
+        const id = onlyJson<{ sessionId: string }>(r).sessionId;
+        const log = jsonLines<LogRecord>(
+          await readFile(path.join(dir, 'st', 'sessions', `${id}.jsonl`), 'utf8'),
+        );
+        const m = log.find((x) => x.type === 'memory.loaded');
+        return m?.type === 'memory.loaded' ? m.data.files.map((f) => f.source) : [];
+      };
+      expect(await filesOf('project')).toEqual(['project']);
+      expect(await filesOf('user,local')).toEqual(['user', 'local']);
+      expect(await filesOf('')).toEqual([]);
+      expect(server.requests[0]?.body.messages?.[0]).toEqual({ role: 'user', content: 'hi' });
+    },
+    SLOW,
+  );
+
+  it(
     'no CLAUDE.md anywhere: the request is the prompt alone and the log has no memory record',
     async () => {
       const bare = path.join(root, 'bare');

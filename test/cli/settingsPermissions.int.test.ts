@@ -260,3 +260,181 @@ describe('permission rules of the settings files reach the policy', () => {
     SLOW,
   );
 });
+
+describe('Claude Code’s flags and the other permission settings', () => {
+  const toolNames = () => (server.requests[0]?.body.tools ?? []).map((t) => t.name);
+
+  it(
+    '--allowedTools / --disallowedTools take rules, comma- or space-separated, as cliArg',
+    async () => {
+      const cwd = await project({});
+      server.enqueue(
+        {
+          kind: 'message',
+          content: [
+            { type: 'tool_use', id: 'toolu_a', name: 'Bash', input: { command: 'npm test' } },
+            { type: 'tool_use', id: 'toolu_b', name: 'Bash', input: { command: 'git log -1' } },
+            { type: 'tool_use', id: 'toolu_c', name: 'Read', input: { file_path: 'notes.txt' } },
+          ],
+          stopReason: 'tool_use',
+        },
+        textReply('Done.'),
+      );
+      const r = await run(cwd, [
+        '--allowedTools',
+        'Bash(npm test:*),Bash(git log *)',
+        '--disallowedTools',
+        'Bash(git log -1) Read(notes.txt)',
+      ]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(decisions(await logOf(cwd, r))).toEqual([
+        { name: 'Bash', resolved: 'allow', by: 'cliArg allow Bash(npm test:*)' },
+        { name: 'Bash', resolved: 'deny', by: 'cliArg deny Bash(git log -1)' },
+        { name: 'Read', resolved: 'deny', by: 'cliArg deny Read(notes.txt)' },
+      ]);
+    },
+    SLOW,
+  );
+
+  it(
+    '--tools names the built-in tools that exist; a whole-tool deny takes a tool out of the request',
+    async () => {
+      const cwd = await project({ 'settings.json': { permissions: { deny: ['Glob'] } } });
+      server.enqueue(textReply('Nothing to do.'));
+      const r = await run(cwd, ['--tools', 'Read, Glob,Grep']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(toolNames().sort()).toEqual(['Grep', 'Read']);
+    },
+    SLOW,
+  );
+
+  it(
+    '--tools "" offers no built-in tool; an unknown name is bad usage',
+    async () => {
+      const cwd = await project({});
+      server.enqueue(textReply('Nothing to do.'));
+      const r = await run(cwd, ['--tools', '']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(toolNames()).toEqual([]);
+      const bad = await run(cwd, ['--tools', 'Read,Teleport']);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain('"Teleport"');
+      expect(bad.stderr).toContain('[TOOLS_INVALID]');
+    },
+    SLOW,
+  );
+
+  it(
+    '--add-dir and additionalDirectories let the file tools reach another directory; others stay out',
+    async () => {
+      const extra = path.join(root, `extra${n}`);
+      const other = path.join(root, `other${n}`);
+      await mkdir(extra, { recursive: true });
+      await mkdir(other, { recursive: true });
+      await writeFile(path.join(extra, 'x.txt'), 'EXTRA-CONTENT');
+      await writeFile(path.join(other, 'y.txt'), 'OTHER-CONTENT');
+      const cwd = await project({
+        'settings.json': { permissions: { additionalDirectories: [`../${path.basename(other)}`] } },
+      });
+      server.enqueue(
+        {
+          kind: 'message',
+          content: [
+            {
+              type: 'tool_use',
+              id: 'toolu_a',
+              name: 'Read',
+              input: { file_path: path.join(extra, 'x.txt') },
+            },
+            {
+              type: 'tool_use',
+              id: 'toolu_b',
+              name: 'Read',
+              input: { file_path: path.join(other, 'y.txt') },
+            },
+            {
+              type: 'tool_use',
+              id: 'toolu_c',
+              name: 'Write',
+              input: { file_path: path.join(extra, 'z.txt'), content: 'z' },
+            },
+          ],
+          stopReason: 'tool_use',
+        },
+        textReply('Done.'),
+        {
+          kind: 'message',
+          content: [
+            {
+              type: 'tool_use',
+              id: 'toolu_d',
+              name: 'Read',
+              input: { file_path: path.join(extra, 'x.txt') },
+            },
+          ],
+          stopReason: 'tool_use',
+        },
+        textReply('Done.'),
+      );
+      const r = await run(cwd, ['--add-dir', extra]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(decisions(await logOf(cwd, r))).toEqual([
+        { name: 'Read', resolved: 'allow', by: 'mode:default' },
+        { name: 'Read', resolved: 'allow', by: 'mode:default' },
+        // Inside an added directory the mode decides as inside --cwd: a write is asked.
+        { name: 'Write', resolved: 'deny', by: 'noninteractive' },
+      ]);
+      expect(sentAfterFirst()).toContain('EXTRA-CONTENT');
+      expect(sentAfterFirst()).toContain('OTHER-CONTENT');
+      // Without --add-dir the same read is outside the working directory.
+      const again = await run(cwd, ['--setting-sources', '']);
+      expect(again.code, again.stderr).toBe(0);
+      expect(decisions(await logOf(cwd, again))).toEqual([
+        { name: 'Read', resolved: 'deny', by: 'path:outside-cwd' },
+      ]);
+    },
+    SLOW,
+  );
+
+  it(
+    'defaultMode dontAsk denies what no rule allows; --permission-mode overrides it',
+    async () => {
+      const cwd = await project({ 'settings.json': { permissions: { defaultMode: 'dontAsk' } } });
+      oneCall('Bash', { command: 'npm test' });
+      const r = await runCli(['run', '--model', 'claude-sonnet-4-6', '--store', 'st', '--json', 'Do it.'], {
+        cwd,
+        env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-test' },
+        timeoutMs: SLOW,
+      });
+      expect(r.code, r.stderr).toBe(0);
+      // Nobody is asked: no park, a deny.
+      expect(onlyJson(r)).toMatchObject({ status: 'completed' });
+      expect(decisions(await logOf(cwd, r))).toEqual([
+        { name: 'Bash', resolved: 'deny', by: 'mode:dontAsk' },
+      ]);
+      oneCall('Bash', { command: 'npm test' });
+      const flag = await run(cwd, ['--permission-mode', 'bypassPermissions']);
+      expect(decisions(await logOf(cwd, flag))).toEqual([
+        { name: 'Bash', resolved: 'allow', by: 'mode:bypassPermissions' },
+      ]);
+    },
+    SLOW,
+  );
+
+  it(
+    'disableBypassPermissionsMode refuses bypassPermissions (exit 2, naming the file)',
+    async () => {
+      const cwd = await project({
+        'settings.local.json': { permissions: { disableBypassPermissionsMode: 'disable' } },
+      });
+      const r = await run(cwd, ['--permission-mode', 'bypassPermissions']);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(path.join(cwd, '.claude', 'settings.local.json'));
+      expect(r.stderr).toContain('[PERMISSION_MODE_DISABLED]');
+      server.enqueue(textReply('ok'));
+      const ok = await run(cwd, ['--permission-mode', 'acceptEdits']);
+      expect(ok.code, ok.stderr).toBe(0);
+    },
+    SLOW,
+  );
+});

@@ -87,6 +87,18 @@ describe('forkWithReplacement', () => {
     // The source is untouched.
     expect(await readLog(src.store, src.id)).toEqual(src.records);
 
+    // A prompt now would follow tool calls that have no results: refused, nothing written.
+    const early = await Session.open(fork.sessionId, {
+      store: src.store,
+      model: new ScriptedModelClient(parseScript({ turns: [] })),
+      tools: [echoTool],
+    });
+    await expect(early.submit('and now?')).rejects.toMatchObject({
+      code: 'OPEN_TOOL_CALLS',
+      message: expect.stringContaining('(toolu_b): continue it without a prompt'),
+    });
+    expect(await readLog(src.store, fork.sessionId)).toEqual(forked);
+
     const resumed = await resume(src.store, fork.sessionId, [{ text: 'echoed b', stop_reason: 'end_turn' }]);
     expect(resumed.result).toMatchObject({ status: 'completed' });
     const results = resumed.records

@@ -44,6 +44,8 @@ async function open(name: string, html: string): Promise<Page> {
   return page;
 }
 
+// The seqs below are those of interestingSession (vizSessions.ts): each run logs run.started, then
+// run.setup (what the model was offered), then the prompt; a change of what a run logs moves them.
 /** Rows of the timeline as shown: "seq kind text". */
 const rows = (page: Page) =>
   page.$$eval('#tl-rows .row:not([hidden])', (rs) =>
@@ -248,7 +250,7 @@ describe.skipIf(chromiumMissing)('the viewer in headless Chromium', () => {
   });
 
   it('moves with the slider and the keyboard; ↑↓ walk the filtered timeline', async () => {
-    await goToSeq(page, 3);
+    await goToSeq(page, 4);
     await page.locator('body').click({ position: { x: 5, y: 5 } });
     await page.keyboard.press('Shift+ArrowRight');
     expect(await selectedSeq(page)).toBe(5);

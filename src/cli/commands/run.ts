@@ -17,6 +17,9 @@ export interface RunOptions extends GlobalOptions, SystemPromptFlags {
   settings?: string;
   settingSources?: string;
   addDir?: string[];
+  allowedTools?: string[];
+  disallowedTools?: string[];
+  tools?: string;
   fallbackModel?: string;
   resume?: string;
   demo?: boolean;

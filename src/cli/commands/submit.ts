@@ -85,6 +85,7 @@ async function mcpConfigTexts(values: readonly string[]): Promise<string[]> {
  */
 async function specOf(opts: RunOptions): Promise<unknown> {
   const { prepareRun } = await import('../runSession.ts');
+  const { splitToolList } = await import('../../runtime/permissionSetup.ts');
   const agentsDir = (opts.agentsDir ?? []).map((d) => path.resolve(d));
   const workersModel = { model: {} as ModelClient };
   const { cwd, settings } = await prepareRun(
@@ -114,8 +115,10 @@ async function specOf(opts: RunOptions): Promise<unknown> {
     // The worker reads these settings files itself (its home, the cwd), as `run` reads them here.
     settingSources: settingSourcesOf(opts),
     ...(opts.addDir?.length ? { addDir: opts.addDir.map((d) => path.resolve(d)) } : {}),
-    allow: opts.allow,
-    deny: opts.deny,
+    // --allowedTools / --disallowedTools are --allow / --deny by Claude Code's names.
+    allow: [...opts.allow, ...splitToolList(opts.allowedTools ?? [])],
+    deny: [...opts.deny, ...splitToolList(opts.disallowedTools ?? [])],
+    ...(opts.tools !== undefined ? { tools: opts.tools } : {}),
     stopHook: opts.stopHook,
     passEnv: opts.passEnv ?? [],
     // The MCP configurations as text (a worker may be on another machine), files read here.
