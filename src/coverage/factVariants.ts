@@ -129,6 +129,16 @@ export const FACT_VARIANTS: readonly FactVariant[] = [
   {
     ...done(
       'buildQuery',
+      'compactRequested',
+      { ...request, compact: true },
+      { kind: 'manualCompact' },
+      'the run was started as a manual compaction (/compact, Session.compact)',
+    ),
+    firstStepOnly: true,
+  },
+  {
+    ...done(
+      'buildQuery',
       'hookContext',
       hooked({ context: 'synthetic context' }),
       { kind: 'promptHook', answer: 'context' },

@@ -185,6 +185,21 @@ export function computeEdgePaths(opts: PathOptions = {}): PathReport {
         if (edge && (!have || have.length > p.steps.length + 1)) best.set(edge.key, [...p.steps, v]);
       }
     }
+    // Edges only a run that starts in a particular way reaches (a manual compaction's): searched
+    // from the state after that first step, only for edges no other path reaches.
+    for (const first of variants) {
+      if (!first.firstStepOnly || !edgeTaken(machine, byKey, start, first.event)) continue;
+      const { end: after } = replaySteps(machine, [first], start);
+      if (after.status !== 'active') continue;
+      const from = shortestPaths({ machine, variants: searched, settings, fromState: after, depth: 4 });
+      for (const p of from.paths) {
+        if (p.state.status !== 'active') continue;
+        for (const v of searched) {
+          const edge = edgeTaken(machine, byKey, p.state, v.event);
+          if (edge && !best.has(edge.key)) best.set(edge.key, [first, ...p.steps, v]);
+        }
+      }
+    }
     const unreached = catalog.filter((e) => !best.has(e.key));
     const exhaustive = !search.truncated;
     if (unreached.length > 0 && !exhaustive && depth * 2 <= maxDepth) continue;

@@ -205,6 +205,10 @@ export async function runScenario(s: Scenario, opts: RunScenarioOptions): Promis
     const parked = await parkedSession(common, scenarioName(s));
     session = await Session.open(parked, scenario);
     result = await session.submit();
+  } else if (s.schedule.buildQuery[0]?.kind === 'manualCompact') {
+    const talked = await sessionWithHistory(common, scenarioName(s));
+    session = await Session.open(talked, scenario);
+    result = await session.compact();
   } else {
     session = await Session.create({ ...scenario, title: scenarioName(s) });
     result = await session.submit('Fix the failing test.');
@@ -248,6 +252,15 @@ async function parkedSession(common: Omit<SessionOptions, 'model'>, title: strin
   const parked = await first.submit('Fix the failing test.');
   if (parked.reason !== 'awaiting_approval') throw new Error(`set-up run ended ${parked.reason}, not parked`);
   await decideApproval(common.store, first.id, 'toolu_0', { allow: true, by: 'coverage driver' });
+  return first.id;
+}
+
+/** A session with one finished run (a prompt and an answer), for a scenario that compacts it. */
+async function sessionWithHistory(common: Omit<SessionOptions, 'model'>, title: string): Promise<string> {
+  const setup = new ScriptedModelClient(parseScript({ turns: [{ text: 'Looked at it.', for: 'turn' }] }));
+  const first = await Session.create({ ...common, model: setup, title });
+  const ran = await first.submit('Fix the failing test.');
+  if (ran.status !== 'completed') throw new Error(`set-up run ended ${ran.reason}, not completed`);
   return first.id;
 }
 

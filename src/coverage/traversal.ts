@@ -45,7 +45,9 @@ export type Driver =
    * The session starts parked on an approved batch: a first run parks on a `needsApproval`
    * call, the approval is given, and the scenario's run resumes it.
    */
-  | { kind: 'parkedBatch' };
+  | { kind: 'parkedBatch' }
+  /** The scenario's run is a manual compaction (`Session.compact()`) of a session that has a history. */
+  | { kind: 'manualCompact' };
 
 export interface FactVariant {
   /** `<actor>.<name>`: how paths, scenarios and the CLI name a step. */

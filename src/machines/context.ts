@@ -47,7 +47,7 @@ export interface RunContext {
     recoveries: number;
   };
   compaction: {
-    mode: 'auto' | 'reactive';
+    mode: 'auto' | 'reactive' | 'manual';
     /** Reactive compaction already tried for the current overflow. */
     reactiveTried: boolean;
     autoFailures: number;
@@ -67,6 +67,8 @@ export interface BuildQueryInput {
   maxTokens: number;
   system: string | undefined;
   turn: number;
+  /** The run is a manual compaction (config.compactNow). */
+  compact?: true;
 }
 
 /**
@@ -82,8 +84,11 @@ export interface PromptHooks {
   context?: string;
 }
 
-/** The built request; `hooks` when the run's prompt hooks ran in this build. */
-export type BuiltQuery = ModelRequest & { hooks?: PromptHooks };
+/**
+ * The built request; `hooks` when the run's prompt hooks ran in this build; `compact` when the
+ * run was started to compact the history (manual_compact): nothing is sent.
+ */
+export type BuiltQuery = ModelRequest & { hooks?: PromptHooks; compact?: true };
 
 export interface CallModelInput {
   request: ModelRequest;
@@ -126,7 +131,7 @@ export interface ParkedCall {
 
 export interface CompactInput {
   messages: readonly Message[];
-  mode: 'auto' | 'reactive';
+  mode: 'auto' | 'reactive' | 'manual';
   model: string;
   /** The context size the trigger measured (the last usage plus an estimate of what followed). */
   contextTokens?: number;

@@ -13,6 +13,7 @@ export const EFFECT_INPUTS: { [K in EffectName]: (c: RunContext) => EffectSignat
     maxTokens: c.output.maxTokens,
     system: c.config.system,
     turn: c.turn,
+    ...(c.config.compactNow ? { compact: true as const } : {}),
   }),
   callModel: (c) => ({ request: c.request!, attempt: c.transport.attempt }),
   backoff: (c) => ({ attempt: c.transport.attempt, retryAfterMs: c.transport.lastFailure?.retryAfterMs }),

@@ -44,6 +44,10 @@ export function failureText(why: TerminalReason, c: RunContext, event: AnyEventO
       const out = compactOutput(event);
       return `the context window is exceeded and a PreCompact hook blocked the compaction: ${'refused' in out ? out.reason : ''}`;
     }
+    case 'manual_compaction_blocked': {
+      const out = compactOutput(event);
+      return `a PreCompact hook blocked the compaction: ${'refused' in out ? out.reason : ''}`;
+    }
     default:
       return why;
   }

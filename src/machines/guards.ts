@@ -45,6 +45,8 @@ export const resumesToolBatch = ({ event }: Args) => {
 export const promptStopped = ({ event }: Args) => builtQuery(event).hooks?.stopped !== undefined;
 /** UserPromptSubmit blocked the prompt. */
 export const promptBlocked = ({ event }: Args) => builtQuery(event).hooks?.blocked !== undefined;
+/** The run was started to compact the history (manual_compact). */
+export const compactRequested = ({ event }: Args) => builtQuery(event).compact === true;
 /** The prompt hooks gave context for the model. */
 export const hookContextGiven = ({ event }: Args) => builtQuery(event).hooks?.context !== undefined;
 /** The effect itself broke (not the model): e.g. the log could not be written before the request. */
@@ -132,6 +134,8 @@ export const compactionStopped = ({ event }: Args) => {
 export const compactionBlocked = ({ event }: Args) => refused(event) === 'blocked';
 export const compactionBlockedReactive = (a: Args) => compactionBlocked(a) && compactionWasReactive(a);
 export const compactionWasReactive = ({ context }: Args) => context.compaction.mode === 'reactive';
+export const compactionWasManual = ({ context }: Args) => context.compaction.mode === 'manual';
+export const compactionBlockedManual = (a: Args) => compactionBlocked(a) && compactionWasManual(a);
 
 // ---- awaitingStopHook: the stop checks answered
 export const stopPrevented = ({ event }: Args) => stopDecision(event).decision === 'prevent';

@@ -56,6 +56,13 @@ export const queryLoopMachine = queryLoopSetup.createMachine(
               actions: { type: 'explainFailure', params: 'prompt_blocked' },
               meta: r('prompt_blocked'),
             },
+            // `/compact`, Session.compact(): the history is summarised and nothing is sent.
+            {
+              guard: 'compactRequested',
+              target: 'compacting',
+              actions: 'compactManually',
+              meta: r('manual_compact'),
+            },
             { guard: 'resumesToolBatch', target: 'dispatchingTools', meta: r('tool_batch_resumed') },
             {
               guard: 'hookContextGiven',
@@ -279,7 +286,19 @@ export const queryLoopMachine = queryLoopSetup.createMachine(
               actions: { type: 'explainFailure', params: 'compaction_blocked_overflow' },
               meta: r('compaction_blocked_overflow'),
             },
+            {
+              guard: 'compactionBlockedManual',
+              target: 'failed',
+              actions: { type: 'explainFailure', params: 'manual_compaction_blocked' },
+              meta: r('manual_compaction_blocked'),
+            },
             { guard: 'compactionBlocked', target: 'building', meta: r('compaction_blocked') },
+            {
+              guard: 'compactionWasManual',
+              target: 'completed',
+              actions: 'takeCompaction',
+              meta: r('manual_compacted'),
+            },
             { target: 'building', actions: 'takeCompaction', meta: r('compacted') },
           ],
           'xstate.error.actor.compact': [
@@ -289,6 +308,12 @@ export const queryLoopMachine = queryLoopSetup.createMachine(
               target: 'failed',
               actions: 'noteError',
               meta: r('prompt_too_long'),
+            },
+            {
+              guard: 'compactionWasManual',
+              target: 'failed',
+              actions: 'noteError',
+              meta: r('manual_compaction_failed'),
             },
             { target: 'building', actions: 'countCompactionFailure', meta: r('compaction_failed') },
           ],

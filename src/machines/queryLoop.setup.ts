@@ -120,6 +120,9 @@ export const queryLoopSetup = setup({
     maxTurnsReached: g.maxTurnsReached,
     needsAutoCompact: g.needsAutoCompact,
     compactionWasReactive: g.compactionWasReactive,
+    compactionWasManual: g.compactionWasManual,
+    compactionBlockedManual: g.compactionBlockedManual,
+    compactRequested: g.compactRequested,
     stopPrevented: g.stopPrevented,
     stopBlockedPastCap: g.stopBlockedPastCap,
     stopBlocked: g.stopBlocked,
@@ -244,6 +247,9 @@ export const queryLoopSetup = setup({
       compaction: { ...context.compaction, mode: 'reactive' as const, reactiveTried: true },
     })),
     compactAuto: assign(({ context }) => ({ compaction: { ...context.compaction, mode: 'auto' as const } })),
+    compactManually: assign(({ context }) => ({
+      compaction: { ...context.compaction, mode: 'manual' as const },
+    })),
     /** The compacted history (nothing when hooks refused the compaction), then SessionStart's context. */
     takeCompaction: enqueueActions(({ context, event, enqueue }) => {
       const out = outputOf<CompactOutput>(event);

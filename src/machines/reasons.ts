@@ -22,6 +22,10 @@ export const REASON_DOCS = {
   pause_turn_continuation: 'the server paused a long turn: send it back so the server continues',
   // Terminal reasons: the run ends.
   completed: 'the model finished and every stop hook allowed it',
+  manual_compacted:
+    'a manual compaction (/compact, Session.compact) replaced the history with a summary: the run ends there, no request',
+  manual_compaction_blocked: 'a PreCompact hook blocked the manual compaction: the history stays as it was',
+  manual_compaction_failed: 'the manual compaction failed (the summary request failed or came back empty)',
   refused: 'the model refused (stop_reason refusal): no retry, no stop hooks',
   max_turns_reached: 'maxTurns tool rounds done: a [max_turns_reached] marker was appended',
   max_tokens_exhausted: 'output still cut after escalation and every max-tokens recovery',
@@ -52,6 +56,8 @@ export const REASON_DOCS = {
   hook_context:
     "SessionStart / UserPromptSubmit hooks gave context: it was appended to the history, send the run's first request",
   compaction_blocked: 'a PreCompact hook blocked auto-compaction: go on uncompacted',
+  manual_compact:
+    'the run was started to compact the history (/compact, Session.compact): compact it, send nothing',
 } as const;
 
 export type TransitionReason = keyof typeof REASON_DOCS;
@@ -75,6 +81,9 @@ export const CONTINUATION_REASONS = [
 
 export const TERMINAL_STATUS = {
   completed: 'completed',
+  manual_compacted: 'completed',
+  manual_compaction_blocked: 'failed',
+  manual_compaction_failed: 'failed',
   refused: 'failed',
   max_turns_reached: 'failed',
   max_tokens_exhausted: 'failed',
@@ -103,6 +112,7 @@ export const INTRA_TURN_REASONS = [
   'tool_batch_resumed',
   'hook_context',
   'compaction_blocked',
+  'manual_compact',
 ] as const satisfies readonly TransitionReason[];
 
 /**

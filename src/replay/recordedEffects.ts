@@ -148,13 +148,15 @@ export function recordedEffects(src: FactSource): EffectHandlers {
         tools: [],
         maxTokens: input.maxTokens,
       };
+      // A manual compaction run says so in its config (run.started), which the chart's input is.
+      const compact = input.compact ? { compact: true as const } : {};
       // The run's prompt hooks answered in this build: what they decided is folded from their records.
       const records = hookRecords(slice).filter((r) => PROMPT_EVENTS.includes(r.hook as never));
-      if (records.length === 0) return request;
+      if (records.length === 0) return { ...request, ...compact };
       const hooks = promptHooksOutcome(records);
       const messages =
         hooks.context !== undefined ? [...input.messages, userText(hooks.context)] : input.messages;
-      return { ...request, messages, hooks };
+      return { ...request, messages, hooks, ...compact };
     }),
 
     callModel: replayed('callModel', async (input: CallModelInput, { slice }): Promise<ModelResponse> => {

@@ -71,7 +71,7 @@ export function* recordedRequests(records: Iterable<LogRecord>): Generator<Recor
   for (const r of records) {
     state = evolve(state, r);
     if (r.type === 'run.started') memory = null;
-    else if (r.type === 'memory.loaded') memory = memoryContext(r.data.files);
+    else if (r.type === 'memory.loaded') memory = memoryContext(state.memory?.files ?? []);
     else if (r.type === 'model.requested') {
       if (pending) yield pending;
       const d = r.data;

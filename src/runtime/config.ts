@@ -39,5 +39,6 @@ export function resolveRunConfig(s: RunSettings = {}): RunConfig {
     maxBudgetUsd: s.maxBudgetUsd ?? null,
     maxBudgetTokens: s.maxBudgetTokens ?? null,
     system: s.system ?? DEFAULT_SYSTEM_PROMPT,
+    ...(s.compactNow ? { compactNow: true as const } : {}),
   };
 }

@@ -151,13 +151,14 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
       };
       const last = input.messages.at(-1);
       const resumesBatch = last?.role === 'assistant' && toolUsesOf(last.content).length > 0;
+      const compact = input.compact ? { compact: true as const } : {};
       const hooks = await d.hooks?.beforeFirstRequest(resumesBatch);
-      if (!hooks) return request;
+      if (!hooks) return { ...request, ...compact };
       if (d.signal.aborted) throw aborted('aborted during the prompt hooks');
       // Context goes into the history (the chart appends it) and so into this request.
       const messages =
         hooks.context !== undefined ? [...request.messages, userText(hooks.context)] : request.messages;
-      return { ...request, messages, hooks };
+      return { ...request, messages, hooks, ...compact };
     }),
 
     callModel: async (input: CallModelInput) => (await call(input.request, 'turn', input.attempt)).response,
@@ -245,7 +246,7 @@ export function liveEffects(d: LiveDeps): EffectHandlers {
 
     compact: async (input: CompactInput): Promise<CompactOutput> => {
       // PreCompact hooks may refuse it (then no request goes out and nothing is compacted).
-      const refused = await d.hooks?.preCompact('auto', '');
+      const refused = await d.hooks?.preCompact(input.mode === 'manual' ? 'manual' : 'auto', '');
       if (refused) return refused;
       if (d.signal.aborted) throw aborted('aborted during the PreCompact hooks');
       // Before and after are measured as the trigger measures: the usage-based size of the context.

@@ -3,6 +3,7 @@ import { TASK_TOOL_NAME } from '../agents/definition.ts';
 import type { HookRunner } from '../hooks/runner.ts';
 import type { HookRecord, HooksOption, StopHook } from '../hooks/types.ts';
 import { AppendOnlyList } from '../lib/appendOnlyList.ts';
+import { sameJson } from '../lib/sameJson.ts';
 import type { EffectHandlers } from '../machines/effects.ts';
 import { type QueryLoopMachine, queryLoopMachine, withEffects } from '../machines/queryLoop.machine.ts';
 import { INTERRUPTED_RUN_REASON, TERMINAL_STATUS, type TerminalReason } from '../machines/reasons.ts';
@@ -110,6 +111,12 @@ export interface SessionOptions {
    * and given to the model in front of the first user turn, as Claude Code does. Default: none.
    */
   memory?: { sources: readonly MemorySource[]; userDir?: string; home?: string };
+  /**
+   * The Claude Agent SDK's `settingSources` (`user`, `project`, `local`; default none): which
+   * CLAUDE.md memory is read when `memory` is not given. (Settings files reach a session through
+   * its `canUseTool` and `hooks`, which the caller builds from `loadSettings`.)
+   */
+  settingSources?: readonly MemorySource[];
   clock?: Clock;
   random?: Random;
   ids?: IdGenerator;
@@ -229,6 +236,8 @@ export class Session {
   private setupToCheck = false;
   /** SessionStart has been owed (the first run of this object fires it). */
   private sessionStarted = false;
+  /** The next run is a manual compaction (`compact()`). */
+  private compactNext = false;
   /** Listeners of `stream()` calls, beside `SessionOptions.onStreamEvent`. */
   private readonly streamTaps = new Set<(e: ModelStreamEvent) => void>();
 
@@ -486,6 +495,28 @@ export class Session {
   }
 
   /**
+   * A manual compaction (Claude Code's `/compact`): one run that summarises the history and
+   * ends — `manual_compact`, then `manual_compacted` (or `manual_compaction_blocked` /
+   * `manual_compaction_failed`); the only request is the summary's. The run's config says
+   * `compactNow`, so replay re-drives it the same way.
+   */
+  async compact(options: { signal?: AbortSignal } = {}): Promise<RunResult> {
+    if (this.controller) throw new SessionBusyError(this.id);
+    const waiting = parkedCalls(this.state);
+    if (waiting.length > 0)
+      throw new AwaitingApprovalError(
+        this.id,
+        waiting.map((a) => a.toolUseId),
+      );
+    this.compactNext = true;
+    try {
+      return await this.submit(null, options);
+    } finally {
+      this.compactNext = false;
+    }
+  }
+
+  /**
    * `submit`, as an async iterator of the run's events (src/runtime/streamEvents.ts: the shapes
    * of the Claude Agent SDK's `query()` messages); the iterator's return value is the result.
    * Leaving the loop early aborts the run.
@@ -513,7 +544,8 @@ export class Session {
     signal: AbortSignal,
     resumed: InterruptedRunPlan | null,
   ) {
-    const config = this.runConfig();
+    const compacting = this.compactNext;
+    const config = compacting ? { ...this.runConfig(), compactNow: true as const } : this.runConfig();
     const runId = (this.opts.ids ?? nanoidIds)('run');
     // A batch parked for approval is resumed as it is: the chart runs it (tool_batch_resumed).
     const parked = parkedCalls(this.state).length > 0;
@@ -544,7 +576,7 @@ export class Session {
     if (prompt !== null) {
       const message: Message = typeof prompt === 'string' ? { role: 'user', content: prompt } : prompt;
       this.rec(runId, 'user.message', { message });
-    } else if (last?.role === 'assistant' && !parked && !hasToolUse(last.content)) {
+    } else if (!compacting && last?.role === 'assistant' && !parked && !hasToolUse(last.content)) {
       // (Tool calls still open after the repairs: a sub-agent parked again, the chart resumes the batch.)
       // The model had already answered; a request ending on its own message would be a prefill.
       this.rec(runId, 'user.message', { message: { role: 'user', content: 'Continue where you left off.' } });
@@ -781,17 +813,21 @@ export class Session {
    * record as logged (redacted), so the log holds exactly what was sent.
    */
   private async loadMemory(runId: string): Promise<string | null> {
-    const m = this.opts.memory;
+    const m =
+      this.opts.memory ?? (this.opts.settingSources ? { sources: this.opts.settingSources } : undefined);
     if (!m || m.sources.length === 0) return null;
     const loaded = await loadMemory({ cwd: this.opts.cwd ?? process.cwd(), ...m });
     // No memory file and nothing to say: no record (a log without one had no memory).
     if (loaded.files.length === 0 && loaded.warnings.length === 0) return null;
+    // Read again unchanged (each prompt of a conversation is a run): refer to the earlier record.
+    const prior = this.state.memory;
+    const same = prior !== null && sameJson(prior.files, loaded.files);
     const r = this.rec(runId, 'memory.loaded', {
-      files: loaded.files,
+      ...(same ? { filesFrom: prior.seq } : { files: loaded.files }),
       ...(loaded.warnings.length > 0 ? { warnings: loaded.warnings } : {}),
     });
     this.memorySeq = r.seq;
-    return r.type === 'memory.loaded' ? memoryContext(r.data.files) : null;
+    return memoryContext(this.state.memory?.files ?? []);
   }
 
   private rec<T extends RecordType>(run: string | null, type: T, data: RecordData<T>): LogRecord {

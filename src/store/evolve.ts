@@ -45,6 +45,7 @@ function copyState(s: SessionState, lastSeq: number, lastAt: number): SessionSta
     mcpServers: s.mcpServers,
     todos: s.todos,
     setup: s.setup,
+    memory: s.memory,
   };
 }
 
@@ -148,7 +149,6 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
     case 'hook.decided':
     case 'abort.requested':
     case 'actor.failed':
-    case 'memory.loaded':
     case 'import.unmapped':
       return s;
     case 'tool.started':
@@ -233,6 +233,9 @@ export function evolve(state: SessionState, record: LogRecord): SessionState {
     case 'run.setup':
       s.setup = setupAfter(state, record);
       return s;
+    case 'memory.loaded':
+      s.memory = memoryAfter(state, record);
+      return s;
     case 'mcp.server':
       s.mcpServers = withEntry(s.mcpServers, record.data.server, mcpServerAfter(state, record));
       return s;
@@ -310,6 +313,22 @@ function setupAfter(state: SessionState, record: RecordOf<'run.setup'>): Recorde
     );
   }
   return { ...base, tools: known.tools, toolsSeq: known.toolsSeq };
+}
+
+/** The session's memory after a `memory.loaded`; a `filesFrom` that does not resolve throws. */
+function memoryAfter(state: SessionState, record: RecordOf<'memory.loaded'>): SessionState['memory'] {
+  const { files, filesFrom } = record.data;
+  if (files) return { seq: record.seq, files };
+  const known = state.memory;
+  if (!known || known.seq !== filesFrom) {
+    throw new LogReferenceError(
+      record.session,
+      record.seq,
+      `memory.loaded filesFrom ${filesFrom} is not the record holding the session's memory files` +
+        (known ? ` (that is seq ${known.seq})` : ' (no earlier files)'),
+    );
+  }
+  return known;
 }
 
 /** A server's state after one of its `mcp.server` records; a `toolsFrom` that does not resolve throws. */

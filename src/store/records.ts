@@ -22,12 +22,15 @@ import { ModelFailureSchema, ModelResponseSchema } from '../model/types.ts';
  *   2 — MCP servers: `mcp.server` records (connected with its tool list, or `toolsFrom` the
  *       earlier record of that server with the same list; failed; skipped; closed).
  *   2 — CLAUDE.md memory: `memory.loaded` (once per run that reads memory: each file's path,
- *       source and content, and what was not read); replay takes the memory from it, never the disk.
+ *       source and content — or `filesFrom` the seq of the session's earlier record with the same
+ *       files — and what was not read); replay takes the memory from it, never the disk.
  *   2 — recorded setup: `run.setup` (after a run's MCP servers started, before its first
  *       transition): the tools offered (name, description, input schema; or `toolsFrom` the seq
  *       of the earlier `run.setup` with the same list), the hooks, the permission mode and rules,
  *       the MCP servers and the memory files of the run (`memoryFrom`: the run's `memory.loaded`). The system prompt stays in
  *       `run.started.config.system`. Logs without it read, fold and verify as before.
+ *   2 — manual compaction: `run.started.config.compactNow` (a `/compact` run) and
+ *       `compaction.finished.mode` `manual`; absent / `auto`|`reactive` in every other log.
  */
 export const CURRENT_SCHEMA_VERSION = 2;
 export const SUPPORTED_SCHEMA_VERSIONS: readonly number[] = [1, 2];
@@ -60,6 +63,8 @@ export const RunConfigSchema = z.object({
   maxBudgetUsd: z.number().positive().nullable(),
   maxBudgetTokens: z.number().int().positive().nullable(),
   system: z.string().optional(),
+  /** A manual compaction run (`/compact`, `Session.compact()`): the history is summarised, nothing is sent. */
+  compactNow: z.literal(true).optional(),
 });
 export type RunConfig = z.infer<typeof RunConfigSchema>;
 
@@ -337,7 +342,7 @@ export const RecordDataSchemas = {
     z
       .object({
         ok: z.literal(true),
-        mode: z.enum(['auto', 'reactive']),
+        mode: z.enum(['auto', 'reactive', 'manual']),
         summary: z.string().optional(),
         messages: z.array(MessageSchema).optional(),
         response: Seq.optional(),
@@ -356,7 +361,7 @@ export const RecordDataSchemas = {
               d.messages === undefined,
         { message: 'needs summary and messages (v1) or response and kept (v2)' },
       ),
-    z.object({ ok: z.literal(false), mode: z.enum(['auto', 'reactive']), error: z.string() }),
+    z.object({ ok: z.literal(false), mode: z.enum(['auto', 'reactive', 'manual']), error: z.string() }),
   ]),
   /** Written durably by a `Task` call before its child session exists: resume finds the child by it. */
   'child.started': z.object({ toolUseId: z.string(), child: z.string(), agent: z.string() }),
@@ -435,17 +440,25 @@ export const RecordDataSchemas = {
    * The CLAUDE.md memory a run gave the model (in front of its first user turn), as read at the
    * run's start: each file in load order, an import after the file that imports it.
    */
-  'memory.loaded': z.object({
-    files: z.array(
-      z.object({
-        path: z.string(),
-        source: z.enum(['user', 'project', 'local']),
-        content: z.string(),
-        importedBy: z.string().optional(),
-      }),
-    ),
-    warnings: z.array(z.string()).optional(),
-  }),
+  'memory.loaded': z
+    .object({
+      files: z
+        .array(
+          z.object({
+            path: z.string(),
+            source: z.enum(['user', 'project', 'local']),
+            content: z.string(),
+            importedBy: z.string().optional(),
+          }),
+        )
+        .optional(),
+      /** The seq of the session's earlier `memory.loaded` whose files are the same (read again, unchanged). */
+      filesFrom: Seq.optional(),
+      warnings: z.array(z.string()).optional(),
+    })
+    .refine((d) => (d.files === undefined) !== (d.filesFrom === undefined), {
+      message: 'needs exactly one of files or filesFrom',
+    }),
   transition: z.object({ from: z.string(), to: z.string(), trigger: z.string(), reason: z.string() }),
   /** A transcript line the importer could not map (or could not parse): kept, never dropped silently. */
   'import.unmapped': z.object({

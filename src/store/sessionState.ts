@@ -128,7 +128,12 @@ export interface SessionState {
   todos: { seq: number; items: readonly TodoItem[] } | null;
   /** What the latest run offered the model (`run.setup`); null in logs written before it was recorded. */
   setup: RecordedSetup | null;
+  /** The CLAUDE.md memory of the latest run that read any (`memory.loaded`), with the seq holding its files. */
+  memory: { seq: number; files: readonly LoadedMemoryFile[] } | null;
 }
+
+/** One memory file as `memory.loaded` records it. */
+export type LoadedMemoryFile = NonNullable<RecordData<'memory.loaded'>['files']>[number];
 
 /** The shared empty map of a fresh state (typed read-only: nothing may add to it). */
 export const EMPTY_MAP: ReadonlyMap<string, never> = new Map<string, never>();
@@ -159,5 +164,6 @@ export function emptySessionState(): SessionState {
     mcpServers: EMPTY_MAP,
     todos: null,
     setup: null,
+    memory: null,
   };
 }

@@ -48,10 +48,10 @@ interface Rec {
   data: Record<string, unknown> & { reason?: string; message?: { role: string; content: unknown } };
 }
 
-async function logOf(cwd: string): Promise<{ id: string; records: Rec[] }> {
+async function logOf(cwd: string, sessions = 1): Promise<{ id: string; records: Rec[] }> {
   const dir = path.join(cwd, 'st', 'sessions');
-  const files = (await readdir(dir)).filter((f) => f.endsWith('.jsonl'));
-  expect(files).toHaveLength(1);
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.jsonl')).sort();
+  expect(files).toHaveLength(sessions);
   const text = await readFile(path.join(dir, files[0]!), 'utf8');
   return {
     id: files[0]!.slice(0, -'.jsonl'.length),
@@ -120,7 +120,7 @@ describe('reloop chat in a terminal', () => {
   );
 
   it(
-    'Esc mid-stream aborts the run (logged), the prompt comes back and the session goes on',
+    'Esc mid-stream aborts the run (logged), the prompt comes back and the session goes on; /fork continues in a fork; both logs verify',
     async () => {
       const cwd = await project('esc-stream');
       server.enqueue(
@@ -139,9 +139,20 @@ describe('reloop chat in a terminal', () => {
       await t.keys('Enter');
       screen = await t.waitForIdle(2);
       expect(screen).toContain('Back again.');
+      await t.type('/fork');
+      await t.keys('Enter');
+      screen = await t.waitFor((s) => /forked (\S+)@\d+ → (\S+) /.test(s), 'the fork');
+      const [, source, forked] = /forked (\S+)@\d+ → (\S+) /.exec(screen)!;
       await t.keys('C-d');
-      await t.waitFor((s) => s.includes('continue it:'), 'the goodbye line');
-      const { id, records } = await logOf(cwd);
+      screen = await t.waitFor((s) => s.includes('continue it:'), 'the goodbye line');
+      expect(screen).toContain(`chat --resume ${forked}`);
+      await logOf(cwd, 2);
+      const id = source!;
+      const records = (await readFile(path.join(cwd, 'st', 'sessions', `${id}.jsonl`), 'utf8'))
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Rec);
+      await verifies(cwd, forked!);
       expect(records.find((r) => r.type === 'abort.requested')?.data.reason).toBe(
         'interrupted by the user (Esc)',
       );
@@ -289,6 +300,39 @@ describe('reloop chat in a terminal', () => {
       const { id, records } = await logOf(cwd);
       const prompts = records.filter((r) => r.type === 'user.message').map((r) => r.data.message?.content);
       expect(prompts).toEqual([pasted, 'caf\uFFFD\uFFFDe and more words after']);
+      await verifies(cwd, id);
+    },
+    SLOW,
+  );
+
+  it(
+    '/compact is a manual compaction run of the session; /status and /cost read it; the log verifies',
+    async () => {
+      const cwd = await project('compact');
+      server.enqueue(textReply('A long answer.'), textReply('SUMMARY: the user asked, I answered.'));
+      const t = await chat(cwd);
+      await t.type('Tell me things.');
+      await t.keys('Enter');
+      await t.waitForIdle(1);
+      await t.type('/compact');
+      await t.keys('Enter');
+      let screen = await t.waitFor(
+        (s) => /✓ compacted: 2 messages → \d+ \(the summary/.test(s),
+        'the compaction',
+      );
+      await t.type('/status');
+      await t.keys('Enter');
+      screen = await t.waitFor((s) => s.includes('state:   completed (manual_compacted)'), 'the status');
+      expect(screen).toContain('mode:    default');
+      await t.keys('C-d');
+      await t.waitFor((s) => s.includes('continue it:'), 'the goodbye line');
+      const { id, records } = await logOf(cwd);
+      const reasons = records.filter((r) => r.type === 'transition').map((r) => r.data.reason);
+      expect(reasons.slice(-2)).toEqual(['manual_compact', 'manual_compacted']);
+      expect(records.find((r) => r.type === 'compaction.finished')?.data).toMatchObject({
+        ok: true,
+        mode: 'manual',
+      });
       await verifies(cwd, id);
     },
     SLOW,

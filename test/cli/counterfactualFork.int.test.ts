@@ -120,7 +120,8 @@ describe('reloop fork --response / --tool-result', () => {
       expect(viz.code, viz.stderr).toBe(0);
       const html = await readFile(page, 'utf8');
       expect(html).toContain('"firstDifference":{"seq":' + at);
-      expect(html).toContain('source content');
+      expect(html).toContain('"content":{"source":');
+      expect(html).toContain('tu_md');
     },
     SLOW,
   );

@@ -158,7 +158,7 @@ describe('CLAUDE.md memory under reloop run', () => {
           await readFile(path.join(dir, 'st', 'sessions', `${id}.jsonl`), 'utf8'),
         );
         const m = log.find((x) => x.type === 'memory.loaded');
-        return m?.type === 'memory.loaded' ? m.data.files.map((f) => f.source) : [];
+        return m?.type === 'memory.loaded' ? (m.data.files ?? []).map((f) => f.source) : [];
       };
       expect(await filesOf('project')).toEqual(['project']);
       expect(await filesOf('user,local')).toEqual(['user', 'local']);

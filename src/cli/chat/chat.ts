@@ -207,8 +207,31 @@ class Chat implements SlashContext {
     if (this.session) await this.open(this.session.id);
   }
 
+  /** `/compact`: a manual compaction run of this session (Session.compact), Esc interrupts it. */
   async compact(): Promise<void> {
-    out('/compact is not available yet: the history is compacted automatically near the context limit');
+    const session = this.session;
+    if (!session) {
+      out('no session yet: the first prompt starts one');
+      return;
+    }
+    const before = session.state.messages.length;
+    this.term.onKeys((k) => {
+      if (k.kind !== 'key' || (k.name !== 'escape' && k.name !== 'ctrl-c')) return false;
+      session.abort(`interrupted by the user (${k.name === 'escape' ? 'Esc' : 'Ctrl-C'})`);
+      return true;
+    });
+    try {
+      const r = await session.compact();
+      const { dollars } = await import('./transcript.ts');
+      const after = session.state.messages.length;
+      if (r.status === 'completed')
+        out(
+          `✓ compacted: ${before} messages → ${after} (the summary${after > 1 ? ' and the latest messages' : ''}) · ${dollars(r.usage.costUsd)}`,
+        );
+      else out(`✗ ${r.status} (${r.reason})${r.error ? `: ${r.error}` : ''}`);
+    } finally {
+      this.term.onKeys(null);
+    }
   }
 
   /** Ends the current session object (its MCP servers, its SessionEnd hooks); the next prompt starts another. */

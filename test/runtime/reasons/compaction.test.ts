@@ -365,4 +365,71 @@ describe('compactedHistory', () => {
   });
 });
 
+describe('manual compaction (/compact, Session.compact)', () => {
+  const verified = async (h: Awaited<ReturnType<typeof scriptedSession>>) => {
+    const { verifyReplay } = await import('../../../src/replay/verify.ts');
+    expect((await verifyReplay(await h.records())).divergence).toBeNull();
+  };
+
+  it('manual_compact, manual_compacted: the history becomes the summary, nothing else is sent, the next prompt goes on from it', async () => {
+    const h = await scriptedSession([text('first answer'), summary('the manual summary'), text('after')]);
+    await h.session.submit('a task');
+    const res = await h.session.compact();
+    const records = await spec.expectRun(h, res, ['manual_compact', 'manual_compacted']);
+    expect(res.status).toBe('completed');
+    const compaction = recordsOf(records, 'compaction.finished').at(-1)!;
+    expect(compaction.data).toMatchObject({ ok: true, mode: 'manual' });
+    expect(recordsOf(records, 'run.started').at(-1)!.data.config.compactNow).toBe(true);
+    expect(h.client.consumed).toBe(2);
+    expect(textOfMessages(h)[0]).toBe(`${SUMMARY_PREFIX}the manual summary`);
+    await verified(h);
+    const next = await h.session.submit('go on');
+    expect(next.status).toBe('completed');
+    expect(recordsOf(await h.records(), 'run.started').at(-1)!.data.config.compactNow).toBeUndefined();
+    expect(historyProblems(h.session.state.messages.view())).toEqual([]);
+    await verified(h);
+  });
+
+  it('the summary request failing: manual_compaction_failed, the history as it was', async () => {
+    const h = await scriptedSession([text('first answer'), compactionError]);
+    await h.session.submit('a task');
+    const res = await h.session.compact();
+    await spec.expectRun(h, res, ['manual_compact', 'manual_compaction_failed']);
+    expect(res.error).toMatch(/summariser down/);
+    expect(textOfMessages(h)).toEqual(['a task', 'first answer']);
+    // A manual failure does not count towards the auto-compaction breaker.
+    expect(h.session.state.autoCompactFailures).toBe(0);
+    await verified(h);
+  });
+
+  it('a PreCompact hook blocking it (trigger manual): manual_compaction_blocked', async () => {
+    const triggers: unknown[] = [];
+    const h = await scriptedSession([text('first answer')], {
+      hooks: {
+        PreCompact: [
+          {
+            hooks: [
+              async (input) => {
+                triggers.push((input as { trigger?: unknown }).trigger);
+                return { decision: 'block', reason: 'keep it all' } as never;
+              },
+            ],
+          },
+        ],
+      },
+    });
+    await h.session.submit('a task');
+    const res = await h.session.compact();
+    await spec.expectRun(h, res, ['manual_compact', 'manual_compaction_blocked']);
+    expect(triggers).toEqual(['manual']);
+    expect(res.error).toMatch(/PreCompact hook blocked the compaction/);
+    await verified(h);
+  });
+
+  it('nothing to compact in a new session', async () => {
+    const h = await scriptedSession([]);
+    await expect(h.session.compact()).rejects.toMatchObject({ code: 'NOTHING_TO_RUN' });
+  });
+});
+
 spec.ownedReasonsAsserted();
