@@ -146,7 +146,13 @@ export async function prepareRun(
     permissions: { mode: setup.mode, rules: setup.facts },
     ...(mcpServers ? { mcpServers } : {}),
     // One prompt at a time: parallel sub-agents share this askUser (src/cli/terminalAsk.ts).
-    askUser: !quiet && process.stdin.isTTY ? terminalAsk() : undefined,
+    // Ctrl-C at the prompt ends the run `aborted`, as Ctrl-C anywhere else does.
+    askUser:
+      !quiet && process.stdin.isTTY
+        ? terminalAsk(process.stdin, process.stderr, {
+            onInterrupt: () => prepared.session?.abort('interrupted (Ctrl-C at the permission prompt)'),
+          })
+        : undefined,
     unattendedAsk: parseOnAsk(opts.onAsk),
     hooks: hooks.hooks,
     hookOptions: { permissionMode: setup.mode, passEnv },
