@@ -5,6 +5,7 @@ import { loadRecords } from '../replay/loadSession.ts';
 import { parkedCalls, treeApprovals } from '../runtime/approvals.ts';
 import { Session } from '../runtime/session.ts';
 import { fold } from '../store/evolve.ts';
+import { DEFAULT_LINK_RETRY, type LinkRetry, linkDelay, withLinkRetry } from '../store/linkRetry.ts';
 import type { ClaimFilter, Job, RunQueue } from '../store/runQueue.ts';
 import { emptySessionState } from '../store/sessionState.ts';
 import type { EventStore } from '../store/types.ts';
@@ -19,6 +20,10 @@ export type WorkerEvent =
   | { type: 'requeued'; session: string; attempt: number }
   /** No model credentials: only scripted runs are claimed (said once, at start). */
   | { type: 'no-model'; message: string }
+  /** The queue could not be reached (claim, poll): tried again after `retryMs`. */
+  | { type: 'store-error'; message: string; retryMs: number }
+  /** Reached again after store errors. */
+  | { type: 'store-ok'; failures: number }
   /** At exit: runs left queued because they need a model this worker does not have. */
   | { type: 'left'; queued: number; message: string }
   | { type: 'lost'; session: string }
@@ -49,6 +54,8 @@ export interface WorkerOptions {
    * stays queued for a worker that can.
    */
   modelAvailable?: boolean;
+  /** Backoff after store errors (claim, poll, release); clock and random injectable for tests. */
+  retry?: Partial<LinkRetry>;
 }
 
 /** Claims of one run whose run failed while open, before the worker closes it instead of queueing it again. */
@@ -76,6 +83,9 @@ export async function runWorker(opts: WorkerOptions): Promise<{ runs: number; le
   const concurrency = Math.max(1, opts.concurrency ?? 1);
   // The model is checked before anything is claimed: a run this worker could not start is never taken.
   const filter: ClaimFilter = (opts.modelAvailable ?? hasApiKey()) ? {} : { scriptedOnly: true };
+  const retry: LinkRetry = { ...DEFAULT_LINK_RETRY, maxDelayMs: 5_000, ...opts.retry };
+  // Handing a run back after a link error: tried until the lease would have lapsed anyway.
+  const handBack = <T>(fn: () => Promise<T>) => withLinkRetry({ ...retry, forMs: leaseMs }, fn);
   const held = new Map<string, Held>();
   const emit = opts.onEvent ?? (() => undefined);
   let runs = 0;
@@ -84,25 +94,38 @@ export async function runWorker(opts: WorkerOptions): Promise<{ runs: number; le
     finished = r;
   });
 
-  const heartbeat = setInterval(
-    () => {
-      const sessions = [...held.keys()];
-      queue.renew(id, sessions, leaseMs).then(
-        (kept) => {
-          const still = new Set(kept);
-          for (const s of sessions) {
-            const h = held.get(s);
-            if (!h || still.has(s) || h.lost) continue;
-            h.lost = true;
-            emit({ type: 'lost', session: s });
-            h.controller.abort(new Error('lease lost: another worker holds this session'));
-          }
-        },
-        () => undefined, // the database is unreachable: the next beat tries again
-      );
-    },
-    Math.max(50, Math.floor(leaseMs / 3)),
-  );
+  // The heartbeat: every third of the lease, or sooner (with backoff) after a failed renewal.
+  const period = Math.max(50, Math.floor(leaseMs / 3));
+  let beating = true;
+  let beatFailures = 0;
+  let beatTimer: ReturnType<typeof setTimeout> | undefined;
+  const schedule = (ms: number) => {
+    if (beating) beatTimer = setTimeout(beat, ms);
+  };
+  function beat(): void {
+    const sessions = [...held.keys()];
+    queue.renew(id, sessions, leaseMs).then(
+      (kept) => {
+        if (beatFailures > 0) emit({ type: 'store-ok', failures: beatFailures });
+        beatFailures = 0;
+        const still = new Set(kept);
+        for (const s of sessions) {
+          const h = held.get(s);
+          if (!h || still.has(s) || h.lost) continue;
+          h.lost = true;
+          emit({ type: 'lost', session: s });
+          h.controller.abort(new Error('lease lost: another worker holds this session'));
+        }
+        schedule(period);
+      },
+      (e: unknown) => {
+        const retryMs = Math.min(period, linkDelay(retry, beatFailures++));
+        emit({ type: 'store-error', message: `heartbeat: ${messageOf(e)}`, retryMs });
+        schedule(retryMs);
+      },
+    );
+  }
+  schedule(period);
 
   const onStop = () => {
     emit({ type: 'stopping', holding: held.size });
@@ -145,20 +168,22 @@ export async function runWorker(opts: WorkerOptions): Promise<{ runs: number; le
     const started = records.some((r) => r.type === 'run.started' && r.seq > job.afterSeq);
     emit({ type: 'failed', session: job.session, message, started });
     if (!started) {
-      await queue.failStart(job.session, id, message);
+      await handBack(() => queue.failStart(job.session, id, message));
       return;
     }
     if (state.currentRun) {
       if (job.attempts < OPEN_RUN_ATTEMPTS) {
         emit({ type: 'requeued', session: job.session, attempt: job.attempts });
-        await queue.release(job.session, id, 'queued', { status: 'failed', error: message }, state.lastSeq);
+        await handBack(() =>
+          queue.release(job.session, id, 'queued', { status: 'failed', error: message }, state.lastSeq),
+        );
         return;
       }
       const spec = parseRunSpec(job.session, job.spec);
       const session = await Session.open(job.session, await sessionOptionsFor(spec, { store }));
       await session.closeOpenRun();
     }
-    await queue.release(job.session, id, 'done', { status: 'failed', error: message });
+    await handBack(() => queue.release(job.session, id, 'done', { status: 'failed', error: message }));
   }
 
   async function drive(h: Held): Promise<void> {
@@ -180,7 +205,7 @@ export async function runWorker(opts: WorkerOptions): Promise<{ runs: number; le
       if (parked.length === 0 || (await treeApprovals(store, job.session)).pending.length > 0) {
         const outcome = { runId: last.id, status: last.status, reason: last.reason };
         emit({ type: 'finished', session: job.session, status: last.status, reason: last.reason ?? '' });
-        await queue.release(job.session, id, parked.length > 0 ? 'parked' : 'done', outcome);
+        await handBack(() => queue.release(job.session, id, parked.length > 0 ? 'parked' : 'done', outcome));
         return;
       }
     }
@@ -201,12 +226,9 @@ export async function runWorker(opts: WorkerOptions): Promise<{ runs: number; le
     const stopped = opts.stop?.aborted && result.status === 'aborted';
     const next = stopped ? 'queued' : result.status === 'paused' ? 'parked' : 'done';
     // Queued again after a stop: the next worker continues the session (no prompt to give).
-    await queue.release(
-      job.session,
-      id,
-      next,
-      { runId: result.runId, status: result.status, reason: result.reason },
-      stopped ? session.state.lastSeq : undefined,
+    const outcome = { runId: result.runId, status: result.status, reason: result.reason };
+    await handBack(() =>
+      queue.release(job.session, id, next, outcome, stopped ? session.state.lastSeq : undefined),
     );
   }
 
@@ -217,27 +239,41 @@ export async function runWorker(opts: WorkerOptions): Promise<{ runs: number; le
     ),
   );
   if (filter.scriptedOnly) emit({ type: 'no-model', message: NO_MODEL });
+  // Store errors of the loop (the database out of reach): the loop waits and tries again, the
+  // process stays up, the runs it holds go on (their appends retry in the store).
+  let failures = 0;
   try {
     while (!opts.drain.aborted && !opts.stop?.aborted) {
-      const free = concurrency - held.size;
-      const claimed = free > 0 ? await queue.claim(id, free, leaseMs, filter) : [];
-      for (const job of claimed) start(job);
-      if (opts.exitWhenIdle && held.size === 0 && claimed.length === 0 && !(await queue.busy(filter))) break;
-      if (claimed.length > 0 && held.size < concurrency) continue;
       const stopped = new AbortController();
-      const waits: Promise<unknown>[] = [anyFinished, told];
-      // Lease expiries notify nobody: a worker with room polls for them.
-      if (held.size < concurrency) waits.push(queue.nextChange(pollMs, stopped.signal));
-      await Promise.race(waits);
-      stopped.abort();
+      try {
+        const free = concurrency - held.size;
+        const claimed = free > 0 ? await queue.claim(id, free, leaseMs, filter) : [];
+        for (const job of claimed) start(job);
+        const idle = opts.exitWhenIdle && held.size === 0 && claimed.length === 0;
+        if (idle && !(await queue.busy(filter))) break;
+        if (failures > 0) emit({ type: 'store-ok', failures });
+        failures = 0;
+        if (claimed.length > 0 && held.size < concurrency) continue;
+        const waits: Promise<unknown>[] = [anyFinished, told];
+        // Lease expiries notify nobody: a worker with room polls for them.
+        if (held.size < concurrency) waits.push(queue.nextChange(pollMs, stopped.signal));
+        await Promise.race(waits);
+      } catch (e) {
+        const retryMs = linkDelay(retry, failures++);
+        emit({ type: 'store-error', message: messageOf(e), retryMs });
+        await Promise.race([retry.sleep(retryMs), told]);
+      } finally {
+        stopped.abort();
+      }
     }
     await Promise.all([...held.values()].map((h) => h.done));
   } finally {
-    clearInterval(heartbeat);
+    beating = false;
+    clearTimeout(beatTimer);
     opts.stop?.removeEventListener('abort', onStop);
     opts.drain.removeEventListener('abort', onDrain);
   }
-  const left = await queue.excluded(filter);
+  const left = await queue.excluded(filter).catch(() => 0);
   if (left > 0)
     emit({
       type: 'left',

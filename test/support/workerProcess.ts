@@ -22,8 +22,17 @@ export interface WorkerProcess {
   stderr(): string;
 }
 
-export function startWorkerProcess(args: readonly string[], env: Record<string, string> = {}): WorkerProcess {
-  const child = spawn(process.execPath, [CLI_BIN, 'worker', '--json', ...args], {
+/**
+ * `prefix`: a command the worker runs under (its first word is the program), e.g. the network
+ * namespace of netnsLink.mjs.
+ */
+export function startWorkerProcess(
+  args: readonly string[],
+  env: Record<string, string> = {},
+  prefix: readonly string[] = [],
+): WorkerProcess {
+  const argv = [...prefix, process.execPath, CLI_BIN, 'worker', '--json', ...args];
+  const child = spawn(argv[0]!, argv.slice(1), {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
       PATH: process.env.PATH ?? '',

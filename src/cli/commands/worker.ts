@@ -95,6 +95,10 @@ export function registerWorker(program: Command): void {
               return out(`warning: ${e.message}`);
             case 'left':
               return out(e.message);
+            case 'store-error':
+              return out(`store unreachable: ${e.message}; trying again in ${e.retryMs} ms`);
+            case 'store-ok':
+              return out(`store reachable again after ${plural(e.failures, 'failed attempt')}`);
             case 'lost':
               return out(`lost ${e.session}: its lease ran out and another worker holds it`);
             case 'draining':

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { updateCatalogRow } from '../catalogRow.ts';
 import { catalogSorted } from '../catalogSort.ts';
 import { ConcurrencyError, SessionNotFoundError } from '../errors.ts';
+import { DEFAULT_LINK_RETRY, isLinkError, type LinkRetry, linkDelay, withLinkRetry } from '../linkRetry.ts';
 import type { LogRecord } from '../records.ts';
 import { redactUrl } from '../redactUrl.ts';
 import { JobBusyError, START_FAILED } from '../runQueue.ts';
@@ -29,6 +30,12 @@ export interface PostgresStoreOptions {
   maxConnections?: number;
   /** Create or migrate the schema on open (default true); `reloop store init` does it explicitly. */
   migrate?: boolean;
+  /**
+   * How long (and how) an append or a read lost to a link error is tried again (default: for
+   * 60 s, backoff 100 ms doubling to 2 s, jittered): a database out of reach for a few seconds
+   * pauses a run instead of failing it.
+   */
+  linkRetry?: Partial<LinkRetry>;
 }
 
 /** Reads a whole range in pages of this many records: a long log never sits in memory twice. */
@@ -93,7 +100,16 @@ export async function openPostgresStore(
   url: string,
   options: PostgresStoreOptions = {},
 ): Promise<PostgresEventStore> {
-  const config: pg.PoolConfig = { connectionString: url, max: options.maxConnections ?? 10 };
+  const config: pg.PoolConfig = {
+    connectionString: url,
+    max: options.maxConnections ?? 10,
+    // A link that goes away without a word (no reset) must still end in an error the store can
+    // retry, not a query that waits forever: keep-alives, and bounds on connecting and on a query.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 5_000,
+    connectionTimeoutMillis: 10_000,
+    query_timeout: 30_000,
+  };
   const pool = new pg.Pool(config);
   // An idle connection that dies (server restart) must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
@@ -114,7 +130,7 @@ export async function openPostgresStore(
     if (err.code === 'STORE_SCHEMA') throw e;
     throw new StoreUnavailableError(redactUrl(url), err.message || err.code || String(e));
   }
-  return new PostgresEventStore(url, pool, config);
+  return new PostgresEventStore(url, pool, config, { ...DEFAULT_LINK_RETRY, ...options.linkRetry });
 }
 
 /**
@@ -142,6 +158,7 @@ export class PostgresEventStore implements EventStore {
     readonly url: string,
     readonly pool: pg.Pool,
     config: pg.PoolConfig,
+    private readonly linkRetry: LinkRetry = DEFAULT_LINK_RETRY,
   ) {
     this.committer = new GroupCommitter(pool);
     this.listener = new ChannelListener({ connectionString: config.connectionString }, RECORDS_CHANNEL);
@@ -175,23 +192,42 @@ export class PostgresEventStore implements EventStore {
     const next = updateCatalogRow(known?.row, valid);
     // Sealed as the file store seals them (src/store/seal.ts): the text stored is the line it writes.
     const sealed = sealRecords(known?.head, valid);
-    const result = await new Promise<number | Error>((settle) => {
-      const pending: PendingAppend = {
-        session,
-        expectedSeq,
-        records: valid.map((r, i) => {
-          const text = sealed.lines[i]!;
-          const entry: PendingAppend['records'][number] = { type: r.type, run: r.run, at: r.at, text };
-          if (JSONB_UNSAFE.test(text)) entry.data = JSON.parse(JSON.stringify(r.data, jsonbSafe));
-          return entry;
-        }),
-        row: next,
-        head: sealed.head ?? null,
-        durable,
-        settle,
-      };
-      this.committer.submit(pending);
-    });
+    const submit = () =>
+      new Promise<number | Error>((settle) => {
+        const pending: PendingAppend = {
+          session,
+          expectedSeq,
+          records: valid.map((r, i) => {
+            const text = sealed.lines[i]!;
+            const entry: PendingAppend['records'][number] = { type: r.type, run: r.run, at: r.at, text };
+            if (JSONB_UNSAFE.test(text)) entry.data = JSON.parse(JSON.stringify(r.data, jsonbSafe));
+            return entry;
+          }),
+          row: next,
+          head: sealed.head ?? null,
+          durable,
+          settle,
+        };
+        this.committer.submit(pending);
+      });
+    // A link error: the same append again, on a new connection, until the retry policy gives up.
+    // The lost try may have committed (the link died before its answer): then the log holds
+    // exactly these records, and the session's head is their seal.
+    const policy = this.linkRetry;
+    const deadline = policy.now() + policy.forMs;
+    let result = await submit();
+    for (
+      let attempt = 0;
+      result instanceof Error && isLinkError(result) && policy.now() < deadline;
+      attempt++
+    ) {
+      await policy.sleep(linkDelay(policy, attempt));
+      result = await submit();
+      if (typeof result === 'number' && result === expectedSeq + valid.length && sealed.head !== undefined) {
+        const head = await this.known(session).catch(() => undefined);
+        if (head?.head === sealed.head) result = -1;
+      }
+    }
     if (result instanceof Error) {
       this.rows.delete(session);
       throw result;
@@ -201,6 +237,11 @@ export class PostgresEventStore implements EventStore {
       throw new ConcurrencyError(session, expectedSeq, result);
     }
     this.rows.set(session, { row: next, head: sealed.head });
+  }
+
+  /** A read: tried again after link errors, as appends are. */
+  private query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    return withLinkRetry(this.linkRetry, () => this.pool.query<R>(text, values));
   }
 
   async *read(session: string, range: ReadRange = {}): AsyncIterable<LogRecord> {
@@ -213,7 +254,7 @@ export class PostgresEventStore implements EventStore {
 
   async list(): Promise<SessionInfo[]> {
     this.assertOpen();
-    const res = await this.pool.query<CatalogRowSql>(
+    const res = await this.query<CatalogRowSql>(
       // A run whose holder's lease lapsed is interrupted (as on the file store once its writer died).
       `SELECT s.id, s.title, s.created, s.updated, s.parent, s.last_seq, s.forked_from,
               CASE WHEN s.status = 'running' AND j.state IN ('claimed', 'held') AND j.lease_until < clock_timestamp()
@@ -315,7 +356,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   private async known(session: string): Promise<Known | undefined> {
-    const res = await this.pool.query<CatalogRowSql & { head: string | null }>(
+    const res = await this.query<CatalogRowSql & { head: string | null }>(
       `SELECT id, title, created, updated, status, last_seq, forked_from, parent, head
          FROM reloop.sessions WHERE id = $1`,
       [session],
@@ -327,7 +368,7 @@ export class PostgresEventStore implements EventStore {
   private async *readBetween(session: string, fromSeq: number, toSeq: number): AsyncIterable<LogRecord> {
     let next = fromSeq;
     while (next <= toSeq) {
-      const res = await this.pool.query<{ seq: number; record: string }>(
+      const res = await this.query<{ seq: number; record: string }>(
         `SELECT seq, record FROM reloop.records
           WHERE session = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq LIMIT ${PAGE}`,
         [session, next, Math.min(toSeq, 2_147_483_647)],

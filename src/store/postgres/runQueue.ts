@@ -254,8 +254,13 @@ export class PostgresRunQueue implements RunQueue {
   }
 
   async nextChange(ms: number, signal: AbortSignal): Promise<void> {
+    // A subscription the listener lost with its connection: subscribe again (a new LISTEN).
+    if (this.sub && (await this.sub.catch(() => null))?.closed !== false) this.sub = null;
     this.sub ??= this.listener.subscribe('jobs');
-    const sub = await this.sub;
+    const sub = await this.sub.catch((e: unknown) => {
+      this.sub = null;
+      throw e;
+    });
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), ms);
     const onAbort = () => timeout.abort();
