@@ -22,7 +22,7 @@ export interface RecordedRequest {
   tools: readonly ToolSpec[] | null;
   /** The history the request carried (a compaction's adds its instruction). */
   messages: AppendOnlyList<Message>;
-  /** The run's CLAUDE.md memory, put in front of a turn request's first user message (`memory.loaded`). */
+  /** The run's CLAUDE.md memory as it was put before the first user turn (`memory.loaded`), or null. */
   memory: string | null;
   /** How the request ended: the response, or the failure; undefined when the log ends first. */
   answer: RecordOf<'model.responded'> | RecordOf<'model.failed'> | undefined;
@@ -61,18 +61,18 @@ export function toolSpecsOf(setup: RecordedSetup | null): readonly ToolSpec[] | 
 
 /**
  * Every model request of a log, in order, with its answer: what the model was sent, rebuilt from
- * `run.started` (system prompt), `run.setup` (tools), `memory.loaded` (CLAUDE.md in front of the
- * first user message), `model.requested` (model, max_tokens) and the history the fold holds then. Pulls `records` lazily.
+ * `run.started` (system prompt), `run.setup` (tools), `memory.loaded` (CLAUDE.md), `model.requested`
+ * (model, max_tokens) and the history the fold holds at that record. Pulls `records` lazily.
  */
 export function* recordedRequests(records: Iterable<LogRecord>): Generator<RecordedRequest> {
   let state = emptySessionState();
   let pending: RecordedRequest | null = null;
-  let memory: string | null = null;
+  // The memory of the run that recorded it (a run without a memory.loaded had none).
+  let memory: { run: string | null; text: string | null } | null = null;
   for (const r of records) {
     state = evolve(state, r);
-    if (r.type === 'run.started') memory = null;
-    else if (r.type === 'memory.loaded') memory = memoryContext(state.memory?.files ?? []);
-    else if (r.type === 'model.requested') {
+    if (r.type === 'memory.loaded') memory = { run: r.run, text: memoryContext(state.memory?.files ?? []) };
+    if (r.type === 'model.requested') {
       if (pending) yield pending;
       const d = r.data;
       const run = state.currentRun;
@@ -87,7 +87,7 @@ export function* recordedRequests(records: Iterable<LogRecord>): Generator<Recor
         system: d.purpose === 'turn' ? run?.config.system : undefined,
         tools: toolSpecsOf(setup),
         messages: state.messages,
-        memory: d.purpose === 'turn' ? memory : null,
+        memory: d.purpose === 'turn' && memory?.run === r.run ? memory.text : null,
         answer: undefined,
       };
     } else if ((r.type === 'model.responded' || r.type === 'model.failed') && pending) {

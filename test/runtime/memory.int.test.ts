@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AnthropicModelClient } from '../../src/model/anthropic.ts';
+import { recordedRequests, requestOf } from '../../src/replay/requests.ts';
 import { verifyReplay } from '../../src/replay/verify.ts';
 import { counterIds, seededRandom, VirtualClock } from '../../src/runtime/determinism.ts';
 import { Session, type SessionOptions } from '../../src/runtime/session.ts';
@@ -91,5 +92,10 @@ describe('SessionOptions.memory', () => {
     expect(memoryOf(2)).toContain('Use npm.');
     expect(s.state.memory?.seq).toBe(loaded[2]!.seq);
     expect((await verifyReplay(await records())).divergence).toBeNull();
+    // The requests rebuilt from the log carry the memory as it was sent.
+    const rebuilt = [...recordedRequests(await records())].map(requestOf);
+    expect(rebuilt.map((r) => r.messages[0])).toEqual(
+      [0, 1, 2].map((i) => server.requests[i]?.body.messages?.[0]),
+    );
   });
 });
