@@ -156,6 +156,7 @@ export async function prepareRun(
     unattendedAsk: parseOnAsk(opts.onAsk),
     hooks: hooks.hooks,
     hookOptions: { permissionMode: setup.mode, passEnv },
+    ...(opts.acceptSetupChange ? { acceptSetupChange: true } : {}),
     ...rest,
     settings,
   };

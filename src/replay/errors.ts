@@ -1,3 +1,5 @@
+import type { RerunDivergence } from './divergence.ts';
+
 /** Replay found the first record where re-driving the machine does something else. */
 export class ReplayDivergenceError extends Error {
   readonly code = 'REPLAY_DIVERGENCE';
@@ -9,5 +11,22 @@ export class ReplayDivergenceError extends Error {
   ) {
     super(`replay diverged at seq ${seq}: ${detail}`);
     this.name = 'ReplayDivergenceError';
+  }
+}
+
+/**
+ * A recorded model (`recordedModel`, `rerun`) was sent a request the recording does not have:
+ * the current code asks something else. Carries the same divergence report as a rerun.
+ */
+export class ReplayMismatchError extends Error {
+  readonly code = 'REPLAY_MISMATCH';
+  constructor(
+    readonly divergence: RerunDivergence,
+    readonly diff: string,
+  ) {
+    super(
+      `the request differs from the recorded one at seq ${divergence.seq}${divergence.path ? ` (${divergence.path})` : ''}`,
+    );
+    this.name = 'ReplayMismatchError';
   }
 }

@@ -14,6 +14,11 @@ export {
   type SessionOptions,
 } from './session.ts';
 export { type RecordListener, SessionWriter } from './sessionWriter.ts';
-export type { MemoryFileFact, PermissionRuleFact, PermissionSetup } from './setup.ts';
+export {
+  type MemoryFileFact,
+  type PermissionRuleFact,
+  type PermissionSetup,
+  SetupChangedError,
+} from './setup.ts';
 export * from './streamEvents.ts';
 export { type SystemPromptOption, systemPromptText } from './systemPrompt.ts';

@@ -64,6 +64,7 @@ import {
   currentSetup,
   type MemoryFileFact,
   type PermissionSetup,
+  SetupChangedError,
   setupData,
   setupDifferences,
   setupTools,
@@ -171,6 +172,12 @@ export interface SessionOptions {
   permissions?: PermissionSetup;
   /** The memory files the system prompt was made with (CLAUDE.md …), for the recorded setup. */
   memoryFiles?: readonly MemoryFileFact[];
+  /**
+   * A session opened with `Session.open` whose recorded setup (tools, system prompt, hooks,
+   * permission rules, MCP servers) differs from this one's refuses to run: its first `submit`
+   * throws `SetupChangedError` before writing anything, unless this is set.
+   */
+  acceptSetupChange?: boolean;
   /** MCP timeouts and the result cap (default: MCP_TIMEOUT, MCP_TOOL_TIMEOUT, MAX_MCP_OUTPUT_TOKENS of the environment). */
   mcpLimits?: Partial<McpLimits>;
 }
@@ -235,6 +242,10 @@ export class Session {
   private readonly mcp: SessionMcp;
   private readonly children: Children | null = null;
   private readonly hookRunner: HookRunner | null;
+  /** The current run's `memory.loaded` record, for its `run.setup` (null: it read no memory). */
+  private memorySeq: number | null = null;
+  /** Opened from a log: the first run refuses if the recorded setup differs (SetupChangedError). */
+  private setupToCheck = false;
   /** SessionStart has been owed (the first run of this object fires it). */
   private sessionStarted = false;
   /** The next run is a manual compaction (`compact()`). */
@@ -310,6 +321,8 @@ export class Session {
     for await (const r of opts.store.read(sessionId)) records.push(r);
     const state = fold(records, emptySessionState());
     const session = new Session(new SessionWriter(sessionId, opts.store, state), opts);
+    // Its first run checks the setup (a sub-agent is resumed under its parent, which was checked).
+    session.setupToCheck = !opts.acceptSetupChange && !opts.subAgent;
     await session.traced(records);
     return session;
   }
@@ -338,6 +351,11 @@ export class Session {
     } catch {
       return null;
     }
+  }
+
+  private checkSetup(): void {
+    const differences = this.setupDifferences();
+    if (differences.length > 0) throw new SetupChangedError(this.id, differences);
   }
 
   /** The limits and the system prompt a run of this object gets (recorded in `run.started`). */
@@ -439,6 +457,11 @@ export class Session {
     // A signal aborted before the call never fires its event.
     if (options.signal?.aborted) onOuterAbort();
     try {
+      // Before anything is written: resuming with other tools, prompt, hooks or rules is refused.
+      if (this.setupToCheck) {
+        this.checkSetup();
+        this.setupToCheck = false;
+      }
       const plan = await this.closeInterruptedRun();
       // Without a prompt there must be a history to continue: checked before anything is written.
       if ((prompt ?? null) === null && this.state.messages.length === 0) {
@@ -550,13 +573,18 @@ export class Session {
     if (signal.aborted && this.abortLoggedFor !== runId) {
       this.rec(runId, 'abort.requested', { reason: 'aborted before the run started' });
     }
+    this.memorySeq = null;
     const memory = await this.loadMemory(runId);
     // MCP servers start inside the first run (their records are its), before anything may call them.
     await this.mcp.start(runId);
     // What the model is offered in this run, its tools included (MCP's just registered). A tool
     // whose spec cannot be built fails the run's first build (runtime_error), not the submit.
     const setup = this.trySetupNow();
-    if (setup) this.rec(runId, 'run.setup', setupData(this.state, setup));
+    if (setup)
+      this.rec(runId, 'run.setup', {
+        ...setupData(this.state, setup),
+        ...(this.memorySeq !== null ? { memoryFrom: this.memorySeq } : {}),
+      });
     if (resumed) await this.repairHistory(runId, resumed, signal);
     const last = this.state.messages.last();
     if (prompt !== null) {
@@ -817,10 +845,11 @@ export class Session {
     // Read again unchanged (each prompt of a conversation is a run): refer to the earlier record.
     const prior = this.state.memory;
     const same = prior !== null && sameJson(prior.files, loaded.files);
-    this.rec(runId, 'memory.loaded', {
+    const r = this.rec(runId, 'memory.loaded', {
       ...(same ? { filesFrom: prior.seq } : { files: loaded.files }),
       ...(loaded.warnings.length > 0 ? { warnings: loaded.warnings } : {}),
     });
+    this.memorySeq = r.seq;
     return memoryContext(this.state.memory?.files ?? []);
   }
 

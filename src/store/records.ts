@@ -27,7 +27,7 @@ import { ModelFailureSchema, ModelResponseSchema } from '../model/types.ts';
  *   2 — recorded setup: `run.setup` (after a run's MCP servers started, before its first
  *       transition): the tools offered (name, description, input schema; or `toolsFrom` the seq
  *       of the earlier `run.setup` with the same list), the hooks, the permission mode and rules,
- *       the MCP servers and the memory files of the run. The system prompt stays in
+ *       the MCP servers and the memory files of the run (`memoryFrom`: the run's `memory.loaded`). The system prompt stays in
  *       `run.started.config.system`. Logs without it read, fold and verify as before.
  *   2 — manual compaction: `run.started.config.compactNow` (a `/compact` run) and
  *       `compaction.finished.mode` `manual`; absent / `auto`|`reactive` in every other log.
@@ -217,6 +217,8 @@ export const RecordDataSchemas = {
       permissions: SetupPermissionsSchema,
       mcpServers: z.array(SetupMcpServerSchema),
       memory: z.array(SetupMemorySchema).optional(),
+      /** The run's `memory.loaded` record (the CLAUDE.md memory it gave the model), when it read any. */
+      memoryFrom: Seq.optional(),
     })
     .refine((d) => (d.tools === undefined) !== (d.toolsFrom === undefined), {
       message: 'needs exactly one of tools or toolsFrom',

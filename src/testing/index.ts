@@ -12,6 +12,8 @@ import { costOf } from '../model/pricing.ts';
 import { parseScript, type ScriptTurnSchema } from '../model/script.ts';
 import { ScriptedModelClient } from '../model/scripted.ts';
 import type { ModelClient } from '../model/types.ts';
+import { RecordedModelClient } from '../replay/recordedModel.ts';
+import { type RerunOptions, type RerunReport, rerun } from '../replay/rerun.ts';
 import type { RunSettings } from '../runtime/config.ts';
 import { counterIds, seededRandom, VirtualClock } from '../runtime/determinism.ts';
 import { type RunResult, Session } from '../runtime/session.ts';
@@ -200,4 +202,28 @@ export function coverageOf(
     else counter.add(item as LogRecord);
   }
   return counter.detail().report;
+}
+
+export type { DivergenceKind, RerunDivergence } from '../replay/divergence.ts';
+export { ReplayMismatchError } from '../replay/errors.ts';
+export type { RerunOptions, RerunReport } from '../replay/rerun.ts';
+
+/**
+ * A ModelClient that answers from a recorded session's log, request by request, and throws
+ * `ReplayMismatchError` (with the divergence: seq, kind `request`, path, recorded, current) when
+ * the code under test sends a request the log does not have — a test fails on a cache miss
+ * instead of calling the API. `records`: the session's log (`store.read(id)`, a `.jsonl` read back).
+ */
+export function recordedModel(records: Iterable<LogRecord>): ModelClient {
+  return new RecordedModelClient(records);
+}
+
+/**
+ * Reruns a recorded session against the code under test (`rerun` of the library, on a memory store
+ * with a virtual clock): `{ identical, divergence, turns, diff, records }`. `options` are what
+ * `Session.create` takes — your tools, policy, hooks, system prompt — and `toolMode: 'recorded'`
+ * to answer the tools from the log too.
+ */
+export function rerunSession(records: Iterable<LogRecord>, options: RerunOptions = {}): Promise<RerunReport> {
+  return rerun(records, options);
 }

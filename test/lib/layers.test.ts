@@ -61,7 +61,7 @@ const MAY_IMPORT: Record<string, readonly string[] | 'anything'> = {
   coverage: ['lib', 'model', 'store', 'machines', 'tools', 'hooks', 'runtime', 'viz'],
   serve: ['lib', 'model', 'store', 'viz', 'replay'],
   worker: ['lib', 'model', 'agents', 'store', 'tools', 'hooks', 'mcp', 'settings', 'runtime', 'replay'],
-  testing: ['lib', 'model', 'agents', 'store', 'machines', 'tools', 'hooks', 'runtime', 'coverage'],
+  testing: ['lib', 'model', 'agents', 'store', 'machines', 'tools', 'hooks', 'runtime', 'coverage', 'replay'],
   cli: 'anything',
   'index.ts': 'anything',
 };

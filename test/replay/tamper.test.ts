@@ -59,7 +59,7 @@ const FACTS_NOTHING_DERIVES_FROM = [
   /^memory\.loaded data\.(files\.\[\]\.(path|content|importedBy)|warnings\.\[\])$/,
   // what the run offered the model (its recorded setup): rerun and resume compare it with the
   // code of the day; replay never runs a tool, a rule or a hook, so nothing re-derives it
-  /^run\.setup data\.(tools\.\[\]\.(name|description|inputSchema\..+)|hooks\.\[\]\..+|permissions\..+|mcpServers\.\[\]\..+|memory\.\[\]\..+)$/,
+  /^run\.setup data\.(tools\.\[\]\.(name|description|inputSchema\..+)|hooks\.\[\]\..+|permissions\..+|mcpServers\.\[\]\..+|memory\.\[\]\..+|memoryFrom)$/,
 ];
 
 type Path = (string | number)[];

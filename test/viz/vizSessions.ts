@@ -92,6 +92,8 @@ export async function forkedSession(): Promise<{ source: LogRecord[]; fork: LogR
     ids: counterIds('f-'),
     cwd: process.cwd(),
     tools: [echoTool],
+    // Resumed without the source's hooks on purpose.
+    acceptSetupChange: true,
   });
   await session.submit(`try another way ${XSS_SCRIPT}`);
   const fork: LogRecord[] = [];

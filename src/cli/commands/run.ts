@@ -31,6 +31,7 @@ export interface RunOptions extends GlobalOptions, SystemPromptFlags {
   otelContent?: boolean;
   mcpConfig?: string[];
   strictMcpConfig?: boolean;
+  acceptSetupChange?: boolean;
   outputFormat?: string;
 }
 
@@ -43,6 +44,10 @@ export function registerRun(program: Command): void {
     )
       .option('--demo', 'offline demo: fix a failing test in a scratch copy of a tiny project')
       .option('--resume <session>', 'continue a session (after a crash the interrupted run is closed first)')
+      .option(
+        '--accept-setup-change',
+        'with --resume: continue even though the tools, system prompt, hooks, rules or MCP servers differ from those the session recorded',
+      )
       .option(
         '--otel',
         'export OpenTelemetry traces while the run goes (OTEL_EXPORTER_OTLP_* variables; docs/otel.md)',

@@ -165,6 +165,8 @@ async function mcpTools(): Promise<LogRecord[]> {
     store: h.store,
     model: h.client,
     mcpServers: { notes: notesServer() },
+    // Without the first process's echo tool, on purpose.
+    acceptSetupChange: true,
   });
   await again.submit('and again');
   await again.close();
@@ -263,6 +265,8 @@ async function resumed(): Promise<LogRecord[]> {
     ids: counterIds('f_'),
     tools: [echoTool],
     settings: { maxTurns: 1 },
+    // Resumed with one of its two tools on purpose.
+    acceptSetupChange: true,
   });
   await s.submit(null);
   const out: LogRecord[] = [];

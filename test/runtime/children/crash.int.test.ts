@@ -128,10 +128,14 @@ describe.each([
       await store.close();
       const asked = server?.requests.length ?? 0;
       const model = server ? ['--model', 'claude-sonnet-4-6'] : ['--script', remaining];
-      const cli = await runCli(['run', '--resume', parent, ...model, '--store', dir, '--json'], {
-        cwd: dir,
-        env: server ? { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url } : {},
-      });
+      // The crashed process offered its own tools: the CLI resumes it with the built-in ones.
+      const cli = await runCli(
+        ['run', '--resume', parent, '--accept-setup-change', ...model, '--store', dir, '--json'],
+        {
+          cwd: dir,
+          env: server ? { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url } : {},
+        },
+      );
       expect(cli.code, cli.stderr).toBe(0);
       if (server) {
         // After the crash the child was asked for its third turn only, the parent for its second.

@@ -88,6 +88,8 @@ describe('hooks that change what the run does', () => {
       store: h.store,
       model: h.client,
       hooks: on('SessionStart', start),
+      // Opened with the SessionStart hook alone (the recorded setup had UserPromptSubmit too).
+      acceptSetupChange: true,
     });
     await again.submit('and again').catch(() => {});
     expect(start.inputs[1]).toMatchObject({ source: 'resume' });
