@@ -133,6 +133,8 @@ export async function prepareRun(
         // Outside cwd the tools open only what an allow rule (or an added directory) names,
         // checked on what they really open.
         allowOutsideCwd: setup.toolReach,
+        // Grep and Glob over a tree skip what a Read deny or ask rule covers.
+        ...(setup.readDenied ? { readDenied: setup.readDenied } : {}),
         bash: { passEnv },
         // A redirect to another host is followed only where an allow rule names that host.
         webFetch: { redirectAllowed: setup.redirectAllowed },

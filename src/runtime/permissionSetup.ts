@@ -10,7 +10,7 @@ import {
 import type { FileSource } from '../settings/sources.ts';
 import { homeDir } from '../settings/sources.ts';
 import type { PermissionMode } from '../tools/permissions/modes.ts';
-import { createPermissionPolicy } from '../tools/permissions/policy.ts';
+import { createPermissionPolicy, readDeniedPredicate } from '../tools/permissions/policy.ts';
 import { cliRuleEntries, compileRuleEntries, type RuleSet } from '../tools/permissions/ruleSet.ts';
 import { type PermissionRule, parseRule } from '../tools/permissions/rules.ts';
 import { fetchRedirectPolicy } from '../tools/permissions/webFetchRedirects.ts';
@@ -57,6 +57,11 @@ export interface ResolvedPermissions {
   /** Rules that could not be read, each naming its file and the rule. */
   warnings: string[];
   redirectAllowed: (url: URL) => boolean;
+  /**
+   * For the built-in tools' `readDenied`: the paths Grep and Glob skip while walking a tree
+   * (a Read deny or ask rule covers them); undefined when no such rule is in force.
+   */
+  readDenied?: (absPath: string) => boolean;
 }
 
 export class PermissionSetupError extends Error {
@@ -107,9 +112,11 @@ export function permissionSetup(opts: PermissionSetupOptions): ResolvedPermissio
       }),
     );
   });
+  const readDenied = readDeniedPredicate(rules, opts.cwd);
   return {
     mode,
     modeSource: source,
+    ...(readDenied ? { readDenied } : {}),
     toolReach: [...rules.allow, ...reach],
     facts: entries.map((e) => ({ source: e.source, behavior: e.behavior, rule: e.rule })),
     canUseTool,

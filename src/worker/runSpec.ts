@@ -121,6 +121,8 @@ export async function sessionOptionsFor(
   const tools = offeredTools(
     builtinTools({
       allowOutsideCwd: perms.toolReach,
+      // Grep and Glob over a tree skip what a Read deny or ask rule covers.
+      ...(perms.readDenied ? { readDenied: perms.readDenied } : {}),
       bash: { passEnv },
       webFetch: { redirectAllowed: perms.redirectAllowed },
     }),

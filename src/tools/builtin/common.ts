@@ -36,6 +36,18 @@ export interface BuiltinToolOptions {
   allowOutsideCwd?: boolean | readonly string[] | readonly PermissionRule[];
   /** How long Glob (and Grep's file listing) may list before giving up (default GLOB_TIMEOUT_MS). */
   listTimeoutMs?: number;
+  /**
+   * Whether a path Grep or Glob meets while walking a tree is one the permission rules withhold
+   * (a Read deny or ask rule covers it; `readDeniedPredicate` in the policy makes this): never
+   * opened, never listed, only counted in the result. The policy checks a call's `path` alone, so
+   * without this a search over `.` would read what `Read(./secrets/**)` forbids.
+   */
+  readDenied?: (absPath: string) => boolean;
+}
+
+/** The result line saying how many paths the rules withheld (never which). */
+export function withheldNote(n: number): string {
+  return n ? `[${n} path${n === 1 ? '' : 's'} withheld by permission rules]` : '';
 }
 
 export function toolError(message: string): ToolOutput {

@@ -6,7 +6,7 @@ import { type FsRoot, OutsideRootError, statConfined } from '../confinedFs.ts';
 import { checkGlobPattern } from '../globPatterns.ts';
 import { GlobAbortedError, GlobTimeoutError, globInWorker } from '../globWorker.ts';
 import type { Tool, ToolContext } from '../types.ts';
-import { type BuiltinToolOptions, openFailure, toolError, toolPath } from './common.ts';
+import { type BuiltinToolOptions, openFailure, toolError, toolPath, withheldNote } from './common.ts';
 
 export const GLOB_MAX_RESULTS = 100;
 
@@ -62,6 +62,16 @@ export function listingGaveUp(e: unknown, what: string): string | undefined {
   );
 }
 
+/** The listed files (relative to `base`) no permission rule withholds. */
+export function withoutDenied(
+  files: string[],
+  base: string,
+  readDenied: ((absPath: string) => boolean) | undefined,
+): string[] {
+  if (!readDenied) return files;
+  return files.filter((rel) => !readDenied(path.join(base, rel)));
+}
+
 export function displayOf(ctx: ToolContext, abs: string): string {
   return path.relative(ctx.cwd, abs).split(path.sep).join('/') || path.basename(abs);
 }
@@ -97,6 +107,9 @@ export function globTool(opts: BuiltinToolOptions = {}): Tool<GlobInput> {
           return openFailure(ctx, input.path ?? '.', p, e, 'search');
         return toolError(`Glob failed in ${p.display}: ${messageOf(e)}`);
       }
+      const kept = withoutDenied(found, p.absolute, opts.readDenied);
+      const withheld = found.length - kept.length;
+      found = kept;
       const withTimes = await Promise.all(
         found.map(async (rel) => {
           const abs = path.join(p.absolute, rel);
@@ -109,9 +122,13 @@ export function globTool(opts: BuiltinToolOptions = {}): Tool<GlobInput> {
         }),
       );
       withTimes.sort((a, b) => b.mtime - a.mtime || a.path.localeCompare(b.path));
-      const note = refusedDirs
-        ? `\n[${refusedDirs} director${refusedDirs === 1 ? 'y' : 'ies'} outside the working directory not listed]`
-        : '';
+      const notes = [
+        refusedDirs
+          ? `[${refusedDirs} director${refusedDirs === 1 ? 'y' : 'ies'} outside the working directory not listed]`
+          : '',
+        withheldNote(withheld),
+      ].filter(Boolean);
+      const note = notes.length ? `\n${notes.join('\n')}` : '';
       if (withTimes.length === 0) return { content: `No files match ${input.pattern}.${note}` };
       const shown = withTimes.slice(0, GLOB_MAX_RESULTS).map((f) => f.path);
       if (withTimes.length > GLOB_MAX_RESULTS) {

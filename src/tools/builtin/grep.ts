@@ -11,8 +11,15 @@ import {
   RegexTimeoutError,
 } from '../regexWorker.ts';
 import type { Tool, ToolContext } from '../types.ts';
-import { type BuiltinToolOptions, looksBinary, openFailure, toolError, toolPath } from './common.ts';
-import { confinedGlob, displayOf, listingGaveUp, patternRefusal } from './glob.ts';
+import {
+  type BuiltinToolOptions,
+  looksBinary,
+  openFailure,
+  toolError,
+  toolPath,
+  withheldNote,
+} from './common.ts';
+import { confinedGlob, displayOf, listingGaveUp, patternRefusal, withoutDenied } from './glob.ts';
 
 export const GREP_DEFAULT_HEAD_LIMIT = 250;
 const MAX_FILE_BYTES = 5 * 1024 * 1024;
@@ -117,6 +124,10 @@ export function grepTool(opts: GrepToolOptions = {}): Tool<GrepInput> {
         if (errnoCode(e) === 'ENOENT') return toolError(`Path does not exist: ${p.display}`);
         return openFailure(ctx, given, p, e, 'search');
       }
+      // Never opened: what a deny or ask rule covers (a file given as `path` the policy checked already).
+      const kept = withoutDenied(files, base, opts.readDenied);
+      const withheld = { count: files.length - kept.length };
+      files = kept;
       const skipped = Math.max(0, files.length - MAX_FILES_SCANNED);
       files = files.slice(0, MAX_FILES_SCANNED);
 
@@ -125,7 +136,10 @@ export function grepTool(opts: GrepToolOptions = {}): Tool<GrepInput> {
       let hits: FileHits[];
       try {
         const keep = mode === 'content' ? Math.min(limit, GREP_MAX_CONTENT_LINES) : 0;
-        hits = await searchFiles(ctx, p.root, base, files, input.pattern, flags, matchTimeoutMs, keep);
+        hits = await searchFiles(ctx, p.root, base, files, input.pattern, flags, matchTimeoutMs, keep, {
+          readDenied: opts.readDenied,
+          withheld,
+        });
       } catch (e) {
         if (e instanceof RegexAbortedError || ctx.signal.aborted) return toolError('Grep aborted.');
         if (e instanceof RegexTimeoutError) {
@@ -144,6 +158,7 @@ export function grepTool(opts: GrepToolOptions = {}): Tool<GrepInput> {
           `[${refusedDirs} director${refusedDirs === 1 ? 'y' : 'ies'} outside the working directory not searched]`,
         );
       }
+      if (withheld.count) notes.push(withheldNote(withheld.count));
       const note = notes.length ? `\n${notes.join('\n')}` : '';
       if (hits.length === 0) return { content: `No matches for ${JSON.stringify(input.pattern)}.${note}` };
 
@@ -210,6 +225,8 @@ async function searchFiles(
   timeoutMs: number,
   /** Lines the output can show (content mode); the rest are counted, never kept. */
   keep: number,
+  /** A file whose real path (through a symlink) the rules withhold is dropped unmatched, and counted. */
+  rules: { readDenied: ((absPath: string) => boolean) | undefined; withheld: { count: number } },
 ): Promise<FileHits[]> {
   const hits: FileHits[] = [];
   let kept = 0;
@@ -219,7 +236,13 @@ async function searchFiles(
     const read = await Promise.all(
       batch.map((rel) =>
         readFileConfined(root, path.join(base, rel), MAX_FILE_BYTES).then(
-          (r) => (looksBinary(r.data) ? undefined : r),
+          (r) => {
+            if (rules.readDenied?.(r.real)) {
+              rules.withheld.count++;
+              return undefined;
+            }
+            return looksBinary(r.data) ? undefined : r;
+          },
           () => undefined,
         ),
       ),

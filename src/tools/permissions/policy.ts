@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { printable } from '../../lib/printable.ts';
 import { checkGlobPattern } from '../globPatterns.ts';
@@ -13,7 +14,9 @@ import {
   namesProtected,
   type PermissionRule,
   parseRule,
+  READ_TOOLS,
   type RuleSubject,
+  ruleCovers,
 } from './rules.ts';
 import { fetchHost } from './webFetchDomains.ts';
 
@@ -260,6 +263,40 @@ function policyRules(opts: PermissionPolicyOptions): Omit<RuleSet, 'warnings'> {
     allow: [...strict('allow', opts.allow), ...(opts.rules?.allow ?? [])],
     ask: [...strict('ask', opts.ask), ...(opts.rules?.ask ?? [])],
     deny: [...strict('deny', opts.deny), ...(opts.rules?.deny ?? [])],
+  };
+}
+
+/**
+ * Whether a path a reading tool meets while walking a tree (Grep's files, Glob's listing) is
+ * covered by a deny or an ask path rule about reading (`Read(./secrets/**)`, or a Grep / Glob
+ * one): the policy checked only the call's `path`, so a search over `.` would otherwise open
+ * what the rule forbids. Ask rules withhold too (fail closed: nobody is asked per file). Matched
+ * as deny rules match (generously: the path as given and as it really is), synchronously, for the
+ * tools' `readDenied` option.
+ */
+export function readDeniedPredicate(
+  rules: Pick<RuleSet, 'deny' | 'ask'>,
+  cwd: string,
+): ((absPath: string) => boolean) | undefined {
+  const reading = [...rules.deny, ...rules.ask].filter(
+    (r) => r.kind === 'path' && [...READ_TOOLS].some((t) => ruleCovers(r.tool, t)),
+  );
+  if (reading.length === 0) return undefined;
+  let realCwd: string;
+  try {
+    realCwd = realpathSync(cwd);
+  } catch {
+    realCwd = path.resolve(cwd);
+  }
+  return (absPath) => {
+    const absolute = path.resolve(cwd, absPath);
+    const rel = path.relative(realCwd, absolute);
+    const inside = rel === '' || (!rel.startsWith(`..${path.sep}`) && rel !== '..' && !path.isAbsolute(rel));
+    const subject: RuleSubject = {
+      tool: 'Read',
+      path: { absolute, real: absolute, relative: toPosix(rel) || '.', inside },
+    };
+    return reading.some((r) => denyMatches({ ...r, tool: 'Read' }, subject, cwd));
   };
 }
 
