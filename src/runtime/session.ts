@@ -24,6 +24,7 @@ import { appendedData, startedData } from '../store/refs.ts';
 import { emptySessionState, type SessionState } from '../store/sessionState.ts';
 import type { EventStore } from '../store/types.ts';
 import { runToolBatch } from '../tools/orchestrator.ts';
+import type { PermissionMode } from '../tools/permissions/modes.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import { RunResources } from '../tools/runScope.ts';
 import type { AnyTool, AskUser, CanUseTool, ToolHooks } from '../tools/types.ts';
@@ -57,6 +58,7 @@ import {
   type SubAgentIdentity,
 } from './sessionHooks.ts';
 import { type McpServersOption, SessionMcp } from './sessionMcp.ts';
+import { applySettingSources } from './sessionSettings.ts';
 import { type RecordListener, SessionWriter } from './sessionWriter.ts';
 import {
   currentSetup,
@@ -113,10 +115,20 @@ export interface SessionOptions {
   memory?: { sources: readonly MemorySource[]; userDir?: string; home?: string };
   /**
    * The Claude Agent SDK's `settingSources` (`user`, `project`, `local`; default none): which
-   * CLAUDE.md memory is read when `memory` is not given. (Settings files reach a session through
-   * its `canUseTool` and `hooks`, which the caller builds from `loadSettings`.)
+   * settings files (`~/.claude/settings.json`, `.claude/settings.json`, `.claude/settings.local.json`;
+   * managed settings too) give the session their permission rules and hooks, as `reloop run`
+   * reads them (src/runtime/sessionSettings.ts), and which CLAUDE.md memory is read when
+   * `memory` is not given.
    */
   settingSources?: readonly MemorySource[];
+  /** Where the user's settings and `~/` rules come from (default the process's home; tests: a scratch one). */
+  settingsHome?: string;
+  /** The managed settings file (default `/etc/claude-code/managed-settings.json`; null: none). */
+  managedSettingsFile?: string | null;
+  /** With `settingSources`: the permission mode (default: the settings' `defaultMode`, else default). */
+  permissionMode?: PermissionMode;
+  /** With `settingSources`: a rule or hook the files give that cannot be used, named. */
+  onSettingsWarning?: (warning: string) => void;
   clock?: Clock;
   random?: Random;
   ids?: IdGenerator;
@@ -287,6 +299,7 @@ export class Session {
       parent?: ParentLink;
     },
   ): Promise<Session> {
+    opts = await applySettingSources(opts);
     const id = opts.id ?? (opts.ids ?? nanoidIds)('session');
     const writer = new SessionWriter(id, opts.store, emptySessionState());
     const session = new Session(writer, opts);
@@ -302,7 +315,8 @@ export class Session {
   }
 
   /** Rebuilds a session from its log; the next `submit` resumes it if its last run never ended. */
-  static async open(sessionId: string, opts: SessionOptions): Promise<Session> {
+  static async open(sessionId: string, given: SessionOptions): Promise<Session> {
+    const opts = await applySettingSources(given);
     const records: LogRecord[] = [];
     for await (const r of opts.store.read(sessionId)) records.push(r);
     const state = fold(records, emptySessionState());
@@ -814,7 +828,16 @@ export class Session {
    */
   private async loadMemory(runId: string): Promise<string | null> {
     const m =
-      this.opts.memory ?? (this.opts.settingSources ? { sources: this.opts.settingSources } : undefined);
+      this.opts.memory ??
+      (this.opts.settingSources
+        ? {
+            sources: this.opts.settingSources,
+            // The same injectable home as the settings files (settingsHome).
+            ...(this.opts.settingsHome
+              ? { home: this.opts.settingsHome, userDir: `${this.opts.settingsHome}/.claude` }
+              : {}),
+          }
+        : undefined);
     if (!m || m.sources.length === 0) return null;
     const loaded = await loadMemory({ cwd: this.opts.cwd ?? process.cwd(), ...m });
     // No memory file and nothing to say: no record (a log without one had no memory).
