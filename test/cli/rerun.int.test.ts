@@ -40,18 +40,7 @@ describe('reloop replay --rerun', () => {
   it('a CLI session reruns identical with --tools recorded (and live, in a scratch copy)', async () => {
     for (const tools of ['recorded', 'live']) {
       const r = await runCli(
-        [
-          'replay',
-          sessionId,
-          '--rerun',
-          '--tools',
-          tools,
-          '--allow',
-          'Read',
-          '--store',
-          store,
-          '--json',
-        ],
+        ['replay', sessionId, '--rerun', '--tools', tools, '--allow', 'Read', '--store', store, '--json'],
         { cwd },
       );
       expect(r.code, r.stderr + r.stdout).toBe(0);
