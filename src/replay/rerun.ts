@@ -50,13 +50,15 @@ const COMPARED: Partial<Record<RecordType, DivergenceKind>> = {
 };
 
 /** The part of a record the current code must reproduce: no clock, no durations, no ids of runs. */
-function compared(r: LogRecord): unknown {
+function compared(r: LogRecord, root?: string): unknown {
   switch (r.type) {
     case 'tool.finished': {
       const { durationMs: _d, filesRead, ...rest } = r.data;
-      // A file's hash is what was read; its mtime is where and when (a scratch copy differs).
+      // A file's hash is what was read; its mtime is when, and its path is under the session's
+      // directory (a scratch copy has another): compared relative to it.
+      const where = (p: string) => (root && p.startsWith(`${root}/`) ? `./${p.slice(root.length + 1)}` : p);
       return filesRead
-        ? { ...rest, filesRead: filesRead.map((f) => ({ path: f.path, sha256: f.sha256 })) }
+        ? { ...rest, filesRead: filesRead.map((f) => ({ path: where(f.path), sha256: f.sha256 })) }
         : rest;
     }
     case 'hook.decided': {
@@ -187,6 +189,10 @@ export async function rerun(records: Iterable<LogRecord>, options: RerunOptions 
   const store = given ?? new MemoryEventStore();
   const expected = log.filter((r) => r.run !== null && COMPARED[r.type] !== undefined);
   const created = log[0]?.type === 'session.created' ? log[0].data : {};
+  const recordedRoot = created.cwd;
+  const currentRoot = sessionOptions.cwd ?? created.cwd;
+  const was = (r: LogRecord) => compared(r, recordedRoot);
+  const now = (r: LogRecord) => compared(r, currentRoot);
   let divergence: RerunDivergence | null = null;
   let diff: string | null = null;
   let session: Session | null = null;
@@ -207,7 +213,7 @@ export async function rerun(records: Iterable<LogRecord>, options: RerunOptions 
     const exp = expected[at];
     if (!exp) {
       const last = log.at(-1);
-      diverge({ seq: last?.seq ?? 0, kind, path: r.type, recorded: null, current: compared(r) });
+      diverge({ seq: last?.seq ?? 0, kind, path: r.type, recorded: null, current: now(r) });
       return;
     }
     if (exp.type !== r.type) {
@@ -216,16 +222,16 @@ export async function rerun(records: Iterable<LogRecord>, options: RerunOptions 
         seq: exp.seq,
         kind: k,
         path: '',
-        recorded: { type: exp.type, data: compared(exp) },
-        current: { type: r.type, data: compared(r) },
+        recorded: { type: exp.type, data: was(exp) },
+        current: { type: r.type, data: now(r) },
       });
       return;
     }
-    const d = firstDifference(compared(exp), compared(r));
+    const d = firstDifference(was(exp), now(r));
     if (d) {
       diverge(
         { seq: exp.seq, kind, path: d.path, recorded: d.recorded, current: d.current },
-        readableDiff(compared(exp), compared(r)),
+        readableDiff(was(exp), now(r)),
       );
       return;
     }
@@ -284,7 +290,7 @@ export async function rerun(records: Iterable<LogRecord>, options: RerunOptions 
         seq: exp.seq,
         kind: COMPARED[exp.type]!,
         path: exp.type,
-        recorded: compared(exp),
+        recorded: was(exp),
         current: null,
       });
     }
