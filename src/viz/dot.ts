@@ -50,7 +50,9 @@ export function toDot(chart: Chart, options: DiagramOptions & { view?: DiagramVi
     ];
     if (n > 0) attrs.push(`penwidth=2.5, color=${q(TAKEN)}, fontcolor=${q(TAKEN)}`);
     else if (counts) attrs.push(`color=${q(UNTAKEN)}, fontcolor=${q(UNTAKEN)}`);
-    if (view === 'overview' && d.terminal) attrs.push('style=dashed');
+    // A terminal arrow is a side exit: it must not push its final state a column further right
+    // (the manual-compaction exits from compacting took the overview past 1 600 px).
+    if (view === 'overview' && d.terminal) attrs.push('style=dashed, constraint=false');
     lines.push(`  ${q(d.from)} -> ${q(d.to)} [${attrs.join(', ')}];`);
   }
   if (view === 'overview') {

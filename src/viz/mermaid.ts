@@ -48,7 +48,11 @@ export function toMermaid(chart: Chart, options: DiagramOptions & { view?: Diagr
   lines.push('  classDef final stroke-width:3px,stroke:#8b949e');
   if (finals.length) lines.push(`  class ${finals.join(',')} final`);
   const visited = [...visitedStates(chart, counts)].map(mermaidId);
-  if (counts) lines.push('  classDef visited font-weight:bold,stroke-width:3px,stroke:#d97706,fill:#fff4e0');
+  if (counts)
+    lines.push(
+      // Not bold: bold names widened the marked overview past 1 600 px; colour and border say it.
+      '  classDef visited stroke-width:3px,stroke:#d97706,fill:#fff4e0',
+    );
   if (visited.length) lines.push(`  class ${visited.join(',')} visited`);
   return `${lines.join('\n')}\n`;
 }
