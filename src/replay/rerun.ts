@@ -20,7 +20,8 @@ export interface RerunOptions extends Partial<Omit<SessionOptions, 'model' | 'st
   /**
    * `live` (default): the tools given run, as they are today. `recorded`: every call is answered
    * with the result the log holds for it (policy, hooks, prompt and chart still run live); with
-   * no `tools` given, the tools are the ones the log's setup offered.
+   * no `tools` given, the tools are the ones the log's setup offered. MCP tools are answered from
+   * the log too: `mcpServers` is ignored and no server is started; their definitions are the setup's.
    */
   toolMode?: 'live' | 'recorded';
   /** The settings of each run, from the config that run recorded (the CLI keeps recorded limits). */
@@ -107,7 +108,10 @@ function runsOf(records: readonly LogRecord[]): RecordedRun[] {
 }
 
 /** The tools answered from the log: each call gets the result recorded for its tool_use id. */
-function recordedTools(records: readonly LogRecord[], given: SessionOptions['tools']): AnyTool[] {
+function recordedTools(
+  records: readonly LogRecord[],
+  given: SessionOptions['tools'],
+): { tools: AnyTool[]; mcp: AnyTool[] } {
   const results = new Map<string, RecordOf<'tool.finished'>['data']>();
   const readOnly = new Map<string, boolean>();
   const hooks = new Map<string, RecordOf<'hook.decided'>['data'][]>();
@@ -126,7 +130,11 @@ function recordedTools(records: readonly LogRecord[], given: SessionOptions['too
       : given
         ? [...given]
         : offeredTools(records, readOnly);
-  return base.map((tool) => {
+  // No MCP server is started: its tools are the ones the log's setup offered, answered by the log too
+  // (registered where the servers' would be: see `mcpToolsFromLog`).
+  const mcp = given ? offeredTools(records, readOnly).filter((t) => isMcpTool(t.name)) : [];
+  const names = new Set(base.map((t) => t.name));
+  const answered = (tool: AnyTool): AnyTool => {
     const call = async (_input: unknown, ctx: { toolUseId: string }): Promise<ToolOutput> => {
       const f = results.get(ctx.toolUseId);
       if (!f) return { content: `rerun: the log holds no result of ${ctx.toolUseId}`, isError: true };
@@ -142,7 +150,8 @@ function recordedTools(records: readonly LogRecord[], given: SessionOptions['too
     };
     // The tool itself stays (its prototype too: class-based tools keep their methods); only the call is the log's.
     return Object.assign(Object.create(tool) as AnyTool, { call });
-  });
+  };
+  return { tools: base.map(answered), mcp: mcp.filter((t) => !names.has(t.name)).map(answered) };
 }
 
 /** A result as its tool gave it: the hooks' notes (context, feedback) appended after it taken off. */
@@ -155,6 +164,8 @@ function withoutNotes(content: ToolOutput['content'], notes: string | undefined)
   const last = content.at(-1);
   return last?.type === 'text' && last.text === notes ? content.slice(0, -1) : content;
 }
+
+const isMcpTool = (name: string) => name.startsWith('mcp__');
 
 /** The tools the log's first setup offered, as tools whose calls the log answers. */
 function offeredTools(records: readonly LogRecord[], readOnly: ReadonlyMap<string, boolean>): AnyTool[] {
@@ -185,7 +196,10 @@ function offeredTools(records: readonly LogRecord[], readOnly: ReadonlyMap<strin
  */
 export async function rerun(records: Iterable<LogRecord>, options: RerunOptions = {}): Promise<RerunReport> {
   const log = Array.isArray(records) ? (records as LogRecord[]) : [...records];
-  const { toolMode = 'live', settingsFor, store: given, ...sessionOptions } = options;
+  const { toolMode = 'live', settingsFor, store: given, ...optionsGiven } = options;
+  // Recorded tools: MCP calls are answered from the log as well, so no server is started (replay never needs one).
+  const { mcpServers: _m, mcpLimits: _l, ...withoutMcp } = optionsGiven;
+  const sessionOptions: typeof optionsGiven = toolMode === 'recorded' ? withoutMcp : optionsGiven;
   const store = given ?? new MemoryEventStore();
   const expected = log.filter((r) => r.run !== null && COMPARED[r.type] !== undefined);
   const created = log[0]?.type === 'session.created' ? log[0].data : {};
@@ -238,13 +252,14 @@ export async function rerun(records: Iterable<LogRecord>, options: RerunOptions 
     at++;
   };
 
+  const recorded = toolMode === 'recorded' ? recordedTools(log, sessionOptions.tools) : null;
   const model = new RecordedModelClient(log, { onMismatch: (d, text) => diverge(d, text) });
   const listener = sessionOptions.onRecord;
   const opts: SessionOptions = {
     ...sessionOptions,
     store,
     model,
-    tools: toolMode === 'recorded' ? recordedTools(log, sessionOptions.tools) : sessionOptions.tools,
+    ...(recorded ? { tools: recorded.tools, mcpToolsFromLog: recorded.mcp } : {}),
     clock: sessionOptions.clock ?? new VirtualClock(log[0]?.at),
     random: sessionOptions.random ?? seededRandom(1),
     ids: sessionOptions.ids ?? counterIds('rerun_'),

@@ -180,6 +180,11 @@ export interface SessionOptions {
   acceptSetupChange?: boolean;
   /** MCP timeouts and the result cap (default: MCP_TIMEOUT, MCP_TOOL_TIMEOUT, MAX_MCP_OUTPUT_TOKENS of the environment). */
   mcpLimits?: Partial<McpLimits>;
+  /**
+   * `mcp__` tools registered where servers' tools are (at the first run, after the others),
+   * instead of starting any server: `rerun`'s toolMode 'recorded' answers them from the log.
+   */
+  mcpToolsFromLog?: readonly AnyTool[];
 }
 
 export interface RunResult {
@@ -284,6 +289,7 @@ export class Session {
     this.mcp = new SessionMcp({
       option: opts.mcpServers,
       limits: opts.mcpLimits,
+      ...(opts.mcpToolsFromLog ? { fromLog: opts.mcpToolsFromLog } : {}),
       cwd: opts.cwd ?? process.cwd(),
       registries: this.registry === tools ? [tools] : [tools, this.registry],
       state: () => this.writer.state,

@@ -12,6 +12,7 @@ import {
 import type { RecordData } from '../store/records.ts';
 import type { SessionState } from '../store/sessionState.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
+import type { AnyTool } from '../tools/types.ts';
 
 /** SessionOptions.mcpServers: servers by name (a configuration or an in-process server), or entries. */
 export type McpServersOption =
@@ -21,6 +22,8 @@ export type McpServersOption =
 interface SessionMcpDeps {
   option: McpServersOption | undefined;
   limits: Partial<McpLimits> | undefined;
+  /** Tools that stand for the servers' (a rerun's, answered from the log): no server is started. */
+  fromLog?: readonly AnyTool[];
   cwd: string;
   /** Where the servers' tools go: the session's registry, and the one sub-agents choose from. */
   registries: readonly ToolRegistry[];
@@ -38,7 +41,15 @@ export class SessionMcp {
 
   constructor(private readonly d: SessionMcpDeps) {}
 
+  private registeredFromLog = false;
+
   async start(runId: string): Promise<void> {
+    if (this.d.fromLog) {
+      if (this.registeredFromLog) return;
+      this.registeredFromLog = true;
+      for (const registry of this.d.registries) for (const t of this.d.fromLog) registry.register(t);
+      return;
+    }
     if (this.servers || !this.d.option) return;
     const entries = mcpEntries(this.d.option);
     if (entries.length === 0) return;

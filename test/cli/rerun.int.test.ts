@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onlyJson, runCli } from '../support/cli.ts';
+import { HOSTILE } from '../support/mcpServers.ts';
 
 let cwd: string;
 let store: string;
@@ -115,5 +116,50 @@ describe('reloop replay --rerun', () => {
       { cwd },
     );
     expect(accepted.code, accepted.stderr).toBe(0);
+  });
+});
+
+describe('reloop replay --rerun with an MCP server', () => {
+  it('--tools recorded answers mcp__ calls from the log: the server is never started (its command may be gone)', async () => {
+    const mcpStore = path.join(cwd, '.st-mcp');
+    const script = path.join(cwd, 's-mcp.json');
+    await writeFile(
+      script,
+      JSON.stringify({
+        turns: [
+          {
+            content: [{ type: 'tool_use', id: 'm1', name: 'mcp__h__echo', input: { text: 'over stdio' } }],
+            stop_reason: 'tool_use',
+          },
+          { text: 'It echoed.' },
+        ],
+      }),
+    );
+    const config = (command: string, args: string[]) =>
+      JSON.stringify({ mcpServers: { h: { command, args } } });
+    const flags = ['--strict-mcp-config', '--allow', 'mcp__h__echo', '--store', mcpStore, '--json'];
+    const run = await runCli(
+      ['run', '--script', script, '--mcp-config', config(process.execPath, [HOSTILE]), ...flags, 'echo'],
+      { cwd, timeoutMs: 60_000 },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const id = onlyJson<{ sessionId: string }>(run).sessionId;
+    // A server that cannot start: a rerun that needed it would get another tool result.
+    const gone = config(path.join(cwd, 'no-such-mcp-server'), []);
+    const recorded = await runCli(
+      ['replay', id, '--rerun', '--tools', 'recorded', '--mcp-config', gone, ...flags],
+      { cwd },
+    );
+    expect(recorded.code, recorded.stderr + recorded.stdout).toBe(0);
+    expect(onlyJson(recorded)).toEqual({ identical: true, divergence: null, turns: 2 });
+    const live = await runCli(['replay', id, '--rerun', '--tools', 'live', '--mcp-config', gone, ...flags], {
+      cwd,
+    });
+    expect(live.code, live.stderr + live.stdout).toBe(1);
+    // Live, the server is started, fails, and its tools are not offered: the first request differs.
+    expect(onlyJson<{ divergence: { kind: string; path: string } }>(live).divergence).toMatchObject({
+      kind: 'request',
+      path: 'tools[mcp__h__echo]',
+    });
   });
 });

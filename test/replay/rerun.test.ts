@@ -1,3 +1,4 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { HooksOption } from '../../src/hooks/types.ts';
@@ -219,5 +220,66 @@ describe('rerun: the recorded model, the current code', () => {
       path: 'system',
       current: 'other',
     });
+  });
+});
+
+/** An in-process MCP server whose tool counts its calls, and how often one was connected. */
+function counterServer(counts: { calls: number; connects: number }) {
+  const server = new McpServer({ name: 'counter', version: '1.0.0' });
+  server.registerTool(
+    'count',
+    { description: 'Counts its calls.', annotations: { readOnlyHint: true } },
+    async () => {
+      counts.calls++;
+      return { content: [{ type: 'text', text: 'counted' }] };
+    },
+  );
+  const connect = server.connect.bind(server);
+  server.connect = async (transport) => {
+    counts.connects++;
+    return connect(transport);
+  };
+  return server;
+}
+
+describe('rerun: MCP tools', () => {
+  it("toolMode 'recorded' answers MCP calls from the log and starts no server; 'live' calls the server", async () => {
+    const recording = { calls: 0, connects: 0 };
+    const h = await scriptedSession(
+      [toolTurn([{ name: 'mcp__counter__count', input: {}, id: 'c1' }]), textTurn('counted once')],
+      { tools: [], settings: { system }, mcpServers: { counter: counterServer(recording) } },
+    );
+    expect((await h.session.submit('count')).status).toBe('completed');
+    await h.session.close();
+    const records = await h.records();
+    expect(recording).toEqual({ calls: 1, connects: 1 });
+
+    const recorded = { calls: 0, connects: 0 };
+    const quiet = await rerun(records, {
+      tools: [],
+      settings: { system },
+      cwd: process.cwd(),
+      mcpServers: { counter: counterServer(recorded) },
+      toolMode: 'recorded',
+    });
+    expect(quiet.divergence).toBeNull();
+    expect(quiet.identical).toBe(true);
+    expect(recorded).toEqual({ calls: 0, connects: 0 });
+    expect(quiet.records.filter((r) => r.type === 'mcp.server')).toEqual([]);
+    expect(quiet.records.find((r) => r.type === 'tool.finished')?.data).toMatchObject({
+      toolUseId: 'c1',
+      result: { content: 'counted' },
+    });
+
+    const live = { calls: 0, connects: 0 };
+    const loud = await rerun(records, {
+      tools: [],
+      settings: { system },
+      cwd: process.cwd(),
+      mcpServers: { counter: counterServer(live) },
+      toolMode: 'live',
+    });
+    expect(loud.identical).toBe(true);
+    expect(live).toEqual({ calls: 1, connects: 1 });
   });
 });
