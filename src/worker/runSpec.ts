@@ -53,6 +53,8 @@ export const RunSpecSchema = z.strictObject({
   strictMcpConfig: z.boolean().optional(),
   /** The system prompt the flags made (`--system-prompt[-file]`, `--append-system-prompt[-file]`), as text. */
   systemPrompt: z.string().optional(),
+  /** `submit --resume --accept-setup-change`: run even though the session recorded another setup. */
+  acceptSetupChange: z.boolean().optional(),
 });
 export type RunSpec = z.infer<typeof RunSpecSchema>;
 
@@ -172,5 +174,6 @@ export async function sessionOptionsFor(
     hooks: hooks.hooks,
     hookOptions: { permissionMode: perms.mode, passEnv },
     settings,
+    ...(spec.acceptSetupChange ? { acceptSetupChange: true } : {}),
   };
 }

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -115,5 +115,37 @@ describe('reloop replay --rerun', () => {
       { cwd },
     );
     expect(accepted.code, accepted.stderr).toBe(0);
+  });
+  it('--all goes on past a session it cannot rerun (its directory is gone): a failed line, exit 1', async () => {
+    const other = path.join(cwd, '.st-all');
+    const script = path.join(cwd, 's3.json');
+    await writeFile(script, JSON.stringify({ turns: [{ text: 'fine' }] }));
+    const ids: string[] = [];
+    for (const dir of ['kept', 'gone']) {
+      const where = path.join(cwd, dir);
+      await mkdir(where);
+      const r = await runCli(['run', '--script', script, '--store', other, '--json', 'hello'], {
+        cwd: where,
+      });
+      expect(r.code, r.stderr).toBe(0);
+      ids.push(onlyJson<{ sessionId: string }>(r).sessionId);
+    }
+    await rm(path.join(cwd, 'gone'), { recursive: true, force: true });
+    const r = await runCli(['replay', '--all', '--rerun', '--tools', 'recorded', '--store', other], { cwd });
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stdout).toContain(`${ids[0]}: identical`);
+    expect(r.stdout).toMatch(new RegExp(`${ids[1]}: cannot rerun: .*no such directory`));
+    expect(r.stdout).toContain('DIVERGED: 1 of 2 sessions');
+    const json = await runCli(
+      ['replay', '--all', '--rerun', '--tools', 'recorded', '--store', other, '--json'],
+      {
+        cwd,
+      },
+    );
+    const report = onlyJson<{ ok: boolean; sessions: { session: string; ok: boolean; error?: string }[] }>(
+      json,
+    );
+    expect(report.ok).toBe(false);
+    expect(report.sessions.find((l) => l.session === ids[1])?.error).toMatch(/no such directory/);
   });
 });

@@ -166,12 +166,22 @@ async function replayMany(given: string[], opts: ReplayOptions): Promise<void> {
     const ids = opts.all
       ? (await store.list()).filter((s) => !opts.rerun || s.parent === null).map((s) => s.id)
       : given;
-    const lines: { session: string; ok: boolean; seq: number | null; kind?: string }[] = [];
+    const lines: { session: string; ok: boolean; seq: number | null; kind?: string; error?: string }[] = [];
     for (const session of ids) {
       if (!(await store.exists(session))) throw new SessionNotFoundError(session);
       if (opts.rerun) {
         const { rerunStored, printRerun } = await import('../rerunCommand.ts');
-        const report = await rerunStored(store, session, opts as unknown as RunOptions);
+        let report: Awaited<ReturnType<typeof rerunStored>>;
+        try {
+          report = await rerunStored(store, session, opts as unknown as RunOptions);
+        } catch (e) {
+          // One session that cannot be rerun (its cwd is gone, an imported transcript's machine)
+          // is a failed line of the suite, not the end of it.
+          const error = (e as Error).message;
+          lines.push({ session, ok: false, seq: null, error });
+          if (!opts.json) out(`${session}: cannot rerun: ${error}`);
+          continue;
+        }
         const d = report.divergence;
         lines.push({ session, ok: report.identical, seq: d?.seq ?? null, ...(d ? { kind: d.kind } : {}) });
         if (!opts.json) printRerun(session, report, true);

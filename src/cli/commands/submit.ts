@@ -16,7 +16,12 @@ export function registerSubmit(program: Command): void {
       program
         .command('submit <prompt>')
         .description('queue a run for a worker (PostgreSQL store): same flags as run; prints the session id'),
-    ).option('--resume <session>', 'queue the prompt as the next run of this session'),
+    )
+      .option('--resume <session>', 'queue the prompt as the next run of this session')
+      .option(
+        '--accept-setup-change',
+        'with --resume: the worker runs it even though this setup differs from the one the session recorded',
+      ),
   ).action(async (prompt: string, opts: RunOptions) => {
     const { RunSpecSchema } = await import('../../worker/runSpec.ts');
     const spec = RunSpecSchema.parse(await specOf(opts));
@@ -124,6 +129,7 @@ async function specOf(opts: RunOptions): Promise<unknown> {
     // The MCP configurations as text (a worker may be on another machine), files read here.
     ...(opts.mcpConfig?.length ? { mcpConfig: await mcpConfigTexts(opts.mcpConfig) } : {}),
     ...(opts.strictMcpConfig ? { strictMcpConfig: true } : {}),
+    ...(opts.acceptSetupChange ? { acceptSetupChange: true } : {}),
     onAsk: parseOnAsk(opts.onAsk),
     ...(opts.settings ? { settings: path.resolve(opts.settings) } : {}),
   };
