@@ -161,7 +161,7 @@ export function printJson(value: unknown): void {
 
 /** Each argument as one line on stdout, every control and format character escaped. */
 export function out(...lines: string[]): void {
-  process.stdout.write(lines.length === 0 ? '\n' : `${lines.map(printable).join('\n')}\n`);
+  aboveFooter(lines.length === 0 ? '\n' : `${lines.map(printable).join('\n')}\n`);
 }
 
 /**
@@ -170,7 +170,7 @@ export function out(...lines: string[]): void {
  * sequence split across chunks is still escaped, each of its characters is.
  */
 export function writeText(text: string): void {
-  process.stdout.write(printableText(text));
+  aboveFooter(printableText(text));
 }
 
 /**
@@ -210,7 +210,9 @@ export class LineWriter {
  * file name) can start a line that looks like one of reloop's own.
  */
 export function err(message: string): void {
+  if (footer !== null) process.stdout.write(FOOTER_CLEAR);
   process.stderr.write(`${printableText(message).replace(/\n/g, '\n  ')}\n`);
+  if (footer !== null) process.stdout.write(footerDrawing(footer));
 }
 
 /** Parses a positive integer option or fails as bad usage. */
@@ -278,4 +280,29 @@ export function screenControl(control: keyof typeof SCREEN_CONTROLS): void {
 export function promptLine(prompt: string, shown: string, cursorColumn: number): void {
   const move = cursorColumn > 0 ? `\x1b[${Math.floor(cursorColumn)}C` : '';
   process.stdout.write(`${SCREEN_CONTROLS.clearLine}${printable(prompt)}${printable(shown)}\r${move}`);
+}
+
+/**
+ * A dim line under the output (chat's typeahead while a run streams), kept out of the output
+ * itself: every write of `out`/`writeText`/`err` clears it first and draws it again after.
+ * Drawn relative to the cursor (the end of the output, mid-line or not): down a row (IND,
+ * scrolling if at the bottom) and back up (RI) so the row exists, then save the cursor, draw
+ * the row below, restore. Null clears it.
+ */
+let footer: string | null = null;
+const FOOTER_CLEAR = '\x1b[J';
+
+function footerDrawing(text: string): string {
+  return `\x1bD\x1bM\x1b7\x1bD\r\x1b[2K\x1b[2m${printable(text)}\x1b[22m\x1b8`;
+}
+
+export function setFooter(text: string | null): void {
+  if (footer === null && text === null) return;
+  footer = text;
+  process.stdout.write(text === null ? FOOTER_CLEAR : `${FOOTER_CLEAR}${footerDrawing(text)}`);
+}
+
+function aboveFooter(data: string): void {
+  if (footer === null) process.stdout.write(data);
+  else process.stdout.write(`${FOOTER_CLEAR}${data}${footerDrawing(footer)}`);
 }

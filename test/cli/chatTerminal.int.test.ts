@@ -274,6 +274,40 @@ describe('reloop chat in a terminal', () => {
   );
 
   it(
+    'keys typed while a reply streams show under it, backspace applied, and start the next prompt',
+    async () => {
+      const cwd = await project('typeahead');
+      const words = 'Streaming slowly, one character at a time, so you can type.';
+      server.enqueue(textReply(words, { chunkSize: 1, eventDelayMs: 60 }), textReply('Second answer.'));
+      const t = await chat(cwd);
+      await t.type('Talk slowly.');
+      await t.keys('Enter');
+      await t.waitFor((s) => s.includes('  Str'), 'the first words');
+      await t.type('next questiox');
+      await t.keys('BSpace');
+      await t.type('n');
+      // The dim line exists only while the run goes: the prompt after it is drawn with `>`.
+      await t.waitFor((s) => s.includes('› next question'), 'the typeahead under the streaming reply');
+      let screen = await t.waitFor(
+        (s) => s.split('\n').some((l) => /^✓ /.test(l)) && /\n> next question$/.test(s),
+        'the prompt holding the typeahead',
+      );
+      expect(screen).toContain(words);
+      expect(screen).not.toContain('› next question');
+      await t.keys('Enter');
+      screen = await t.waitForIdle(2);
+      expect(screen).toContain('Second answer.');
+      await t.keys('C-d');
+      await t.waitFor((s) => s.includes('continue it:'), 'the goodbye line');
+      const { id, records } = await logOf(cwd);
+      const prompts = records.filter((r) => r.type === 'user.message').map((r) => r.data.message?.content);
+      expect(prompts).toEqual(['Talk slowly.', 'next question']);
+      await verifies(cwd, id);
+    },
+    SLOW,
+  );
+
+  it(
     'a paste of 10 000 characters is one prompt, newline and all; bytes that are not UTF-8 arrive as U+FFFD; a resize redraws the line',
     async () => {
       const cwd = await project('paste');

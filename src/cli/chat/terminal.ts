@@ -1,4 +1,4 @@
-import { out, promptLine, screenControl } from '../io.ts';
+import { out, promptLine, screenControl, setFooter } from '../io.ts';
 import { type Key, KeyDecoder } from './keys.ts';
 import { LineEditor } from './lineEditor.ts';
 
@@ -29,8 +29,10 @@ export interface TerminalOutput {
 /**
  * The interactive session's terminal: raw mode, bracketed paste, keys decoded (keys.ts), one
  * prompt line edited in place (lineEditor.ts). Between prompts (a run going) keys go to the
- * handler the session set (Esc, Ctrl-C); anything else typed then waits for the next prompt.
- * All drawing goes through src/cli/io.ts.
+ * handler the session set (Esc, Ctrl-C); anything else typed then is edited into the next
+ * prompt's line at once and shown dim under the output (`› text`, io.ts's footer), so typing
+ * ahead is visible. A key that would end the line (Enter, Ctrl-D on an empty line) waits, with
+ * every key after it, for the next prompt. All drawing goes through src/cli/io.ts.
  */
 export class ChatTerminal {
   private readonly decoder = new KeyDecoder();
@@ -66,6 +68,7 @@ export class ChatTerminal {
     this.started = false;
     this.input.off('data', this.onData);
     this.output.off('resize', this.onResize);
+    setFooter(null);
     screenControl('pasteOff');
     this.input.setRawMode?.(false);
     this.input.pause();
@@ -90,7 +93,8 @@ export class ChatTerminal {
     if (this.cancelled) return Promise.resolve({ kind: 'eof' });
     return new Promise<LineRead>((resolve) => {
       this.reading = { prompt, escape: onEscape, resolve };
-      this.editor.reset();
+      // The editor keeps what was typed ahead during the run (reset after the last line).
+      setFooter(null);
       const early = this.typeahead;
       this.typeahead = [];
       this.draw();
@@ -116,12 +120,23 @@ export class ChatTerminal {
 
   private readonly onResize = () => {
     if (this.reading) this.draw();
+    else this.drawTypeahead();
   };
+
+  /** What was typed ahead, under the output; nothing while nothing was typed. */
+  private drawTypeahead(): void {
+    if (!this.started) return;
+    const { shown } = this.editor.view(this.width, 2);
+    setFooter(this.editor.length > 0 ? `› ${shown}` : null);
+  }
 
   private key(key: Key): void {
     const reading = this.reading;
     if (!reading) {
-      if (!this.handler?.(key)) this.typeahead.push(key);
+      if (this.handler?.(key)) return;
+      // Edited at once while nothing ends the line; from a key that would, kept in order.
+      if (this.typeahead.length > 0 || this.editor.apply(key) !== null) this.typeahead.push(key);
+      else this.drawTypeahead();
       return;
     }
     const result = this.editor.apply(key);
