@@ -49,6 +49,20 @@ export function processStart(pid: number | 'self'): string | undefined {
 
 const ownStart = processStart('self');
 
+/**
+ * A zombie (killed, not yet reaped by its parent — tmux, a shell) still answers kill(pid, 0) and
+ * keeps its start time, but it can never write again: its lock is stale.
+ */
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+    return state === 'Z' || state === 'X';
+  } catch {
+    return false;
+  }
+}
+
 export interface SessionLock {
   readonly path: string;
   release(): Promise<void>;
@@ -125,6 +139,7 @@ function holderState(owner: LockOwner): HolderState {
     // EPERM: the process exists but belongs to someone else — still a live holder.
     if (errCode(e) === 'ESRCH') return 'dead';
   }
+  if (isZombie(owner.pid)) return 'dead';
   // The pid is in use; by the owner only if it started when the owner did.
   if (owner.start !== undefined) {
     const now = processStart(owner.pid);
